@@ -1,0 +1,120 @@
+// Source lines, ranges and the rendering of located errors.
+#include "ir/source.h"
+
+#include <algorithm>
+
+namespace tsl {
+namespace {
+
+// The byte offset of code point `col` in a UTF-8 line (continuation bytes are 10xxxxxx).
+size_t byte_offset_of_col(std::string_view line, uint32_t col) {
+  size_t i = 0;
+  uint32_t c = 0;
+  while (i < line.size() && c < col) {
+    ++i;
+    while (i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) ++i;
+    ++c;
+  }
+  return i;
+}
+
+}  // namespace
+
+Source::Source(std::string name, std::string text) : name_(std::move(name)), text_(std::move(text)) {
+  line_starts_.push_back(0);
+  for (size_t i = 0; i < text_.size(); ++i) {
+    if (text_[i] == '\n') line_starts_.push_back(i + 1);
+    else if (text_[i] == '\r' && (i + 1 >= text_.size() || text_[i + 1] != '\n')) line_starts_.push_back(i + 1);
+  }
+}
+
+std::string_view Source::line_text(uint32_t line) const {
+  if (line == 0 || line > line_starts_.size()) return {};
+  size_t start = line_starts_[line - 1];
+  size_t end = line < line_starts_.size() ? line_starts_[line] : text_.size();
+  std::string_view s(text_.data() + start, end - start);
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+  if (line == 1 && s.starts_with("\xEF\xBB\xBF")) s.remove_prefix(3);  // UTF-8 BOM
+  return s;
+}
+
+SourceRange SourceRange::to(const SourceRange& other) const {
+  SourceRange r = *this;
+  if (!other.valid()) return r;
+  if (!valid()) return other;
+  r.end_line = other.end_line;
+  r.end_col = other.end_col;
+  return r;
+}
+
+std::string SourceRange::location() const {
+  if (!valid()) return "";
+  return source->name() + ":" + std::to_string(line) + ":" + std::to_string(col + 1);
+}
+
+std::string SourceRange::excerpt() const {
+  if (!valid()) return "";
+  std::string_view text = source->line_text(line);
+  // Tabs are kept in the caret line so that the caret lines up under the code.
+  size_t start = byte_offset_of_col(text, col);
+  std::string caret;
+  for (size_t i = 0; i < start && i < text.size(); ++i) {
+    unsigned char ch = static_cast<unsigned char>(text[i]);
+    if ((ch & 0xC0) == 0x80) continue;
+    caret += text[i] == '\t' ? '\t' : ' ';
+  }
+  caret += '^';
+  uint32_t last = end_line == line ? end_col : static_cast<uint32_t>(text.size());
+  for (uint32_t c = col + 1; c < last; ++c) caret += '~';
+  return "    " + std::string(text) + "\n    " + caret + "\n";
+}
+
+SourceError::SourceError(Kind kind, SourceRange range, std::string message,
+                         std::vector<TracebackFrame> traceback)
+    : Error(message), kind_(kind), range_(std::move(range)), message_(std::move(message)),
+      traceback_(std::move(traceback)) {
+  refresh();
+}
+
+void SourceError::add_note(SourceRange range, std::string text) {
+  notes_.emplace_back(std::move(range), std::move(text));
+  refresh();
+}
+
+void SourceError::push_frame(TracebackFrame frame) {
+  traceback_.insert(traceback_.begin(), std::move(frame));
+  refresh();
+}
+
+std::string SourceError::render() const { return rendered_; }
+
+void SourceError::refresh() {
+  std::string out;
+  if (!traceback_.empty()) {
+    out += "Traceback (most recent call last):\n";
+    for (const TracebackFrame& f : traceback_) {
+      out += "  " + (f.call_site.valid() ? f.call_site.location() : std::string("<unknown>")) +
+             ", in " + f.function + "\n";
+      if (f.call_site.valid()) out += f.call_site.excerpt();
+    }
+  }
+  std::string loc = range_.location();
+  out += (loc.empty() ? "" : loc + ": ") + "error: " + message_ + "\n";
+  out += range_.excerpt();
+  for (const auto& [r, text] : notes_) {
+    std::string nloc = r.location();
+    out += (nloc.empty() ? "" : nloc + ": ") + "note: " + text + "\n";
+    out += r.excerpt();
+  }
+  rendered_ = std::move(out);
+}
+
+void compile_error(const SourceRange& range, std::string message) {
+  throw SourceError(SourceError::Kind::Compile, range, std::move(message));
+}
+
+void runtime_error(const SourceRange& range, std::string message) {
+  throw SourceError(SourceError::Kind::Runtime, range, std::move(message));
+}
+
+}  // namespace tsl

@@ -1,0 +1,92 @@
+// The kernel tables and the one list of kernel files that fill them.
+#include <mutex>
+
+#include "runtime/kernels/kernel.h"
+
+namespace tsl {
+
+// One registration function per kernel file. Adding a kernel file means adding its
+// function here; the coverage test then checks that every op has a CPU kernel.
+void register_cpu_elementwise_kernels();
+void register_cpu_reduction_kernels();
+void register_cpu_linalg_kernels();
+void register_cpu_nn_kernels();
+void register_cpu_shape_kernels();
+void register_cpu_factory_kernels();
+void register_scalar_kernels();
+void register_io_kernels();
+
+namespace {
+
+KernelEntry g_device_kernels[kNumDeviceTypes][kNumOps];
+KernelEntry g_generic_kernels[kNumOps];
+
+}  // namespace
+
+void register_kernel(DeviceType device, OpId op, KernelFn fn, int arity) {
+  g_device_kernels[static_cast<int>(device)][static_cast<int>(op)] = {fn, arity};
+}
+
+void register_generic_kernel(OpId op, KernelFn fn, int arity) {
+  g_generic_kernels[static_cast<int>(op)] = {fn, arity};
+}
+
+const KernelEntry& lookup_kernel(DeviceType device, OpId op) {
+  const KernelEntry& specific = g_device_kernels[static_cast<int>(device)][static_cast<int>(op)];
+  if (specific.fn) return specific;
+  return g_generic_kernels[static_cast<int>(op)];
+}
+
+bool has_device_kernel(DeviceType device, OpId op) {
+  return g_device_kernels[static_cast<int>(device)][static_cast<int>(op)].fn != nullptr;
+}
+
+bool has_generic_kernel(OpId op) { return g_generic_kernels[static_cast<int>(op)].fn != nullptr; }
+
+void ensure_kernels_registered() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_cpu_elementwise_kernels();
+    register_cpu_reduction_kernels();
+    register_cpu_linalg_kernels();
+    register_cpu_nn_kernels();
+    register_cpu_shape_kernels();
+    register_cpu_factory_kernels();
+    register_scalar_kernels();
+    register_io_kernels();
+  });
+}
+
+Tensor wrap_number(const IValue& v) {
+  TSL_INTERNAL_ASSERT(v.is_number(), "expected a tensor or a number, got ", v.tag_name());
+  Scalar s = v.to_scalar();
+  Tensor t = Tensor::scalar(s, s.default_dtype());
+  t.impl()->set_wrapped_number(true);
+  return t;
+}
+
+std::vector<IValue> call_op(OpId op, std::vector<IValue> inputs, uint32_t num_outputs) {
+  ensure_kernels_registered();
+  DeviceType device = DeviceType::CPU;
+  for (const IValue& v : inputs) {
+    if (v.is_tensor() && v.tensor_impl() != nullptr) {
+      device = v.tensor_impl()->device().type;
+      break;
+    }
+  }
+  const KernelEntry& kernel = lookup_kernel(device, op);
+  if (!kernel.fn) {
+    TSL_ERROR(op_info(op).name, " has no kernel for ", Device(device).str());
+  }
+  uint32_t n_in = static_cast<uint32_t>(inputs.size());
+  std::vector<IValue> regs = std::move(inputs);
+  regs.resize(n_in + num_outputs);
+  std::vector<uint32_t> in_idx(n_in), out_idx(num_outputs);
+  for (uint32_t i = 0; i < n_in; ++i) in_idx[i] = i;
+  for (uint32_t i = 0; i < num_outputs; ++i) out_idx[i] = n_in + i;
+  KernelArgs args(regs.data(), in_idx.data(), n_in, out_idx.data(), num_outputs);
+  kernel.fn(args);
+  return std::vector<IValue>(regs.begin() + n_in, regs.end());
+}
+
+}  // namespace tsl

@@ -1,0 +1,57 @@
+// Reference-counted memory that tensors view. A storage knows its device and how
+// to give its bytes back (the CPU heap, a CUDA allocator or an arena slice).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/tensor/device.h"
+#include "runtime/tensor/intrusive_ptr.h"
+
+namespace tsl {
+
+class StorageImpl : public RefCounted {
+ public:
+  using Deleter = void (*)(void* context, void* data, size_t nbytes);
+
+  StorageImpl(void* data, size_t nbytes, Device device, Deleter deleter, void* context)
+      : data_(data), nbytes_(nbytes), device_(device), deleter_(deleter), context_(context) {}
+  ~StorageImpl() override {
+    if (deleter_) deleter_(context_, data_, nbytes_);
+  }
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+  // Bumped by every in-place op, shared by all views: autograd compares it with
+  // the version it saved to detect a saved tensor modified in place.
+  uint32_t version() const { return version_; }
+  void bump_version() { ++version_; }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  Device device_;
+  Deleter deleter_;
+  void* context_;
+  uint32_t version_ = 0;
+};
+
+using Storage = IntrusivePtr<StorageImpl>;
+
+// Allocates `nbytes` on `device` (64-byte aligned on the CPU). Throws a user error
+// "cannot allocate N bytes on DEVICE" when the memory is not there.
+Storage allocate_storage(size_t nbytes, Device device);
+
+// Bytes of CPU tensor storage alive now and at most since the last reset: tests use
+// them to check that values are freed at their last use and after backward.
+size_t cpu_live_bytes();
+size_t cpu_peak_bytes();
+void reset_cpu_peak_bytes();
+
+// Hook for devices other than the CPU (the CUDA backend installs one).
+using DeviceAllocator = Storage (*)(size_t nbytes, Device device);
+void set_device_allocator(DeviceType type, DeviceAllocator allocator);
+
+}  // namespace tsl

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages TSL needs to build and test, when they are missing.
+# Safe to run repeatedly: it only calls apt-get when something is absent.
+set -euo pipefail
+
+packages=(cmake g++ ninja-build antlr4 libantlr4-runtime-dev libeigen3-dev libgtest-dev
+          default-jre-headless)
+if [ "${TSL_WITH_TORCH:-0}" = 1 ]; then
+  packages+=(python3-torch python3-numpy)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    # A package with a virtual alternative (the JRE) counts as present when java runs.
+    if [ "$p" = default-jre-headless ] && command -v java >/dev/null 2>&1; then continue; fi
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+if ! $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/tmp/tsl-setup.log 2>&1; then
+  $sudo apt-get update >/tmp/tsl-setup.log 2>&1 || true
+  $sudo apt-get install -y --no-install-recommends "${missing[@]}" >>/tmp/tsl-setup.log 2>&1 ||
+    { cat /tmp/tsl-setup.log >&2; exit 1; }
+fi
