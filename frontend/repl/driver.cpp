@@ -1,1 +1,232 @@
-// Placeholder.
+// Command-line parsing and the top-level error handling of `tsl` (LANGUAGE.md §10,
+// §11): every error a program can cause ends in a message and an exit status.
+#include "frontend/repl/driver.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+
+#include "frontend/compilation_unit.h"
+#include "frontend/parser.h"
+#include "frontend/repl/repl.h"
+#include "runtime/interpreter.h"
+#include "runtime/tensor/parallel.h"
+
+namespace tsl {
+namespace {
+
+const char* kUsage =
+    "usage: tsl [options] [FILE.tsl [args...]]\n"
+    "\n"
+    "Runs a TSL script, or starts the REPL when no FILE is given and stdin is a terminal\n"
+    "(a non-terminal stdin is read as a script).\n"
+    "\n"
+    "options:\n"
+    "  -c CODE          run CODE as a script\n"
+    "  --dump=ast FILE  print the syntax tree and exit\n"
+    "  --dump=ir FILE   run FILE quietly, then print the IR of each function\n"
+    "  --threads N      use N threads for large kernels (default: all cores)\n"
+    "  --device cpu     the default device (cuda needs a GPU build)\n"
+    "  --version        print the version and exit\n"
+    "  --help           print this help and exit\n"
+    "\n"
+    "exit status: 0 success, 1 runtime error, 2 compile error or bad usage, 3 internal error\n";
+
+struct Options {
+  std::string code;       // -c
+  bool has_code = false;
+  std::string dump;       // ast, ir
+  std::string file;
+  std::vector<std::string> script_args;
+};
+
+void on_sigint(int) { g_interrupt_requested = true; }
+
+void install_sigint_handler() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: a blocked read returns so the REPL can react
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  out = ss.str();
+  return !f.bad();
+}
+
+// Runs fn on a thread with a large stack: deep but legal programs (long expression
+// chains, nested calls) must not overflow the 8 MiB default of the main thread.
+int run_with_big_stack(const std::function<int()>& fn) {
+  struct Call {
+    const std::function<int()>* fn;
+    int result;
+  } call{&fn, 0};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t{1} << 30);
+  pthread_t thread;
+  auto trampoline = [](void* p) -> void* {
+    auto* c = static_cast<Call*>(p);
+    c->result = (*c->fn)();
+    return nullptr;
+  };
+  if (pthread_create(&thread, &attr, trampoline, &call) != 0) {
+    pthread_attr_destroy(&attr);
+    return fn();
+  }
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  return call.result;
+}
+
+// Runs a script's text, mapping every error to its message and exit status.
+int run_guarded(const std::function<void()>& body) {
+  try {
+    body();
+    std::cout.flush();
+    return kExitOk;
+  } catch (const SourceError& e) {
+    std::cout.flush();
+    std::cerr << e.render() << std::flush;
+    return e.kind() == SourceError::Kind::Compile ? kExitCompileError : kExitRuntimeError;
+  } catch (const InternalError& e) {
+    std::cout.flush();
+    std::cerr << e.what() << "\n";
+    return kExitInternalError;
+  } catch (const Error& e) {
+    std::cout.flush();
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitRuntimeError;
+  } catch (const std::bad_alloc&) {
+    std::cout.flush();
+    std::cerr << "error: out of memory\n";
+    return kExitRuntimeError;
+  }
+}
+
+void set_argv(CompilationUnit& unit, const Options& o) {
+  std::vector<IValue> argv;
+  argv.emplace_back(o.has_code ? std::string("-c") : o.file);
+  for (const std::string& a : o.script_args) argv.emplace_back(a);
+  unit.set_global("argv", IValue::list(std::move(argv)), Type::list(Type::str_()));
+}
+
+int dump_ir(CompilationUnit& unit, SourcePtr source) {
+  // Functions are typed against the program's top-level values, so the program runs
+  // first (its output discarded) and every function is then shown.
+  std::ostringstream discard;
+  std::streambuf* saved = std::cout.rdbuf(discard.rdbuf());
+  int status = run_guarded([&] { unit.run_source(source, false); });
+  std::cout.rdbuf(saved);
+  if (status != kExitOk) return status;
+  return run_guarded([&] {
+    for (const auto& [name, decl] : unit.functions()) {
+      const FunctionDecl::Compiled& c = unit.compile_function(*decl, decl->def->name_range);
+      std::cout << print_graph(c.function->graph(), {.with_lines = true}) << "\n";
+    }
+  });
+}
+
+int run(const Options& o) {
+  std::string text;
+  std::string name;
+  if (o.has_code) {
+    text = o.code;
+    name = "<string>";
+  } else if (!o.file.empty()) {
+    if (!read_file(o.file, text)) {
+      std::cerr << "tsl: error: cannot open file '" << o.file << "': No such file or directory\n";
+      return kExitCompileError;
+    }
+    name = o.file;
+  } else if (!isatty(STDIN_FILENO)) {
+    std::stringstream ss;
+    ss << std::cin.rdbuf();
+    text = ss.str();
+    name = "<stdin>";
+  } else {
+    CompilationUnit unit;
+    set_argv(unit, o);
+    install_sigint_handler();
+    return run_repl(unit, std::cin, std::cout, std::cerr);
+  }
+  auto source = std::make_shared<Source>(name, text);
+  CompilationUnit unit;
+  set_argv(unit, o);
+  if (o.dump == "ast") {
+    return run_guarded([&] { std::cout << dump_ast(parse_module(source)); });
+  }
+  if (o.dump == "ir") return dump_ir(unit, source);
+  install_sigint_handler();
+  return run_guarded([&] { unit.run_source(source, false); });
+}
+
+}  // namespace
+
+int run_command_line(const std::vector<std::string>& args) {
+  Options o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!o.file.empty() || o.has_code) {
+      o.script_args.push_back(a);
+      continue;
+    }
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      return kExitOk;
+    }
+    if (a == "--version") {
+      std::cout << "tsl " << TSL_VERSION << "\n";
+      return kExitOk;
+    }
+    if (a == "-c") {
+      if (i + 1 >= args.size()) {
+        std::cerr << "tsl: error: -c needs an argument\n" << kUsage;
+        return kExitCompileError;
+      }
+      o.code = args[++i];
+      o.has_code = true;
+    } else if (a.starts_with("--dump=")) {
+      o.dump = a.substr(7);
+      if (o.dump != "ast" && o.dump != "ir") {
+        std::cerr << "tsl: error: --dump takes ast or ir (the other views come with later features)\n";
+        return kExitCompileError;
+      }
+    } else if (a == "--threads" && i + 1 < args.size()) {
+      int n = std::atoi(args[++i].c_str());
+      if (n < 1) {
+        std::cerr << "tsl: error: --threads needs a positive number\n";
+        return kExitCompileError;
+      }
+      set_num_threads(n);
+    } else if (a == "--device" && i + 1 < args.size()) {
+      std::string d = args[++i];
+      if (d != "cpu") {
+        std::cerr << "tsl: error: device '" << d << "' is not available: this build of TSL runs on the CPU\n";
+        return kExitCompileError;
+      }
+    } else if (a.starts_with("-") && a != "-") {
+      std::cerr << "tsl: error: unknown option " << a << "\n" << kUsage;
+      return kExitCompileError;
+    } else {
+      o.file = a;
+    }
+  }
+  if (!o.dump.empty() && o.file.empty() && !o.has_code) {
+    std::cerr << "tsl: error: --dump needs a FILE\n";
+    return kExitCompileError;
+  }
+  return run_with_big_stack([&] { return run(o); });
+}
+
+}  // namespace tsl

@@ -1,7 +1,10 @@
-// The `tsl` command (placeholder until the driver lands).
-#include <cstdio>
+// The `tsl` executable.
+#include <string>
+#include <vector>
 
-int main() {
-  std::puts("tsl " TSL_VERSION);
-  return 0;
+#include "frontend/repl/driver.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return tsl::run_command_line(args);
 }

@@ -1,0 +1,108 @@
+// The state of one TSL program (a script or a REPL session): its top-level
+// variables, its functions, its imports. Runs top-level statements one at a time and
+// compiles functions lazily, at their first use. See Note [Top-level code].
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/ast.h"
+#include "ir/ir.h"
+#include "runtime/function.h"
+
+namespace tsl {
+
+// Note [Top-level code]
+// Each top-level statement (a whole `for` loop or `if` included) is compiled into a
+// graph "<module>" of its own and run at once. The top-level variables it reads are
+// the graph's inputs, typed by their current values (so a top-level name may be
+// rebound to another type between statements, as in Python); the variables it
+// assigns are its outputs, written back afterwards. Functions are compiled on first
+// use: the top-level variables a function reads become hidden inputs of its graph,
+// passed at each call with their values at that time.
+
+struct GlobalVar {
+  IValue value;
+  TypePtr type;  // static type (refined from the value when read)
+};
+
+// A `def`: its AST, signature and compiled versions.
+struct FunctionDecl {
+  std::string name;
+  std::shared_ptr<ast::Module> module;  // keeps the AST alive
+  const ast::FunctionDef* def = nullptr;
+  std::vector<std::string> param_names;
+  std::vector<TypePtr> param_types;
+  std::vector<std::optional<IValue>> defaults;
+  TypePtr declared_return;  // null when inferred
+
+  // One compiled version per set of global types it was compiled against.
+  struct Compiled {
+    IntrusivePtr<Function> function;
+    TypePtr return_type;
+    std::vector<std::string> hidden_globals;  // extra graph inputs, after the params
+    std::vector<TypePtr> hidden_types;
+    uint64_t generation = 0;
+  };
+  std::vector<Compiled> compiled;
+};
+
+// A name brought in by `import` / `from ... import`.
+struct ImportedName {
+  enum Kind { Module, TypingName, Transform, StdlibFunction } kind;
+  std::string target;  // "torch.nn.functional", "List", "grad", ...
+};
+
+// Evaluates a constant-like expression (a default argument) at the top level.
+IValue evaluate_default(class CompilationUnit& unit, const ast::Expr& e, const TypePtr& type);
+
+class CompilationUnit {
+ public:
+  CompilationUnit();
+
+  // Parses and runs a whole source text; REPL mode prints the value of expression
+  // statements. Throws SourceError on the first error (state up to it is kept).
+  void run_source(SourcePtr source, bool repl_mode);
+  // Runs one parsed top-level statement.
+  void run_statement(const std::shared_ptr<ast::Module>& module, const ast::Stmt& stmt,
+                     bool repl_mode);
+
+  // The graph a top-level statement compiles to (for --dump=ir of top-level code).
+  std::shared_ptr<Graph> compile_statement(const std::shared_ptr<ast::Module>& module,
+                                           const ast::Stmt& stmt, bool repl_mode,
+                                           std::vector<std::string>* inputs = nullptr,
+                                           std::vector<std::string>* outputs = nullptr);
+
+  // ---- Used by the emitter
+  const GlobalVar* find_global(const std::string& name) const;
+  FunctionDecl* find_function(const std::string& name);
+  const ImportedName* find_import(const std::string& name) const;
+  // Compiles `decl` for the current global types (or returns the cached version);
+  // detects recursion.
+  const FunctionDecl::Compiled& compile_function(FunctionDecl& decl, const SourceRange& use);
+
+  // ---- Used by the driver and the REPL
+  std::map<std::string, GlobalVar>& globals() { return globals_; }
+  const std::map<std::string, std::shared_ptr<FunctionDecl>>& functions() const { return functions_; }
+  void set_global(const std::string& name, IValue value, TypePtr type);
+  // The stream REPL results are printed to (std::cout by default).
+  void set_echo(std::ostream* out) { echo_ = out; }
+  // Forgets all variables, functions and imports (REPL :reset).
+  void reset();
+
+ private:
+  void define_function(const std::shared_ptr<ast::Module>& module, const ast::FunctionDef& def);
+  void run_import(const ast::Stmt& stmt);
+
+  std::map<std::string, GlobalVar> globals_;
+  std::map<std::string, std::shared_ptr<FunctionDecl>> functions_;
+  std::map<std::string, ImportedName> imports_;
+  std::vector<FunctionDecl*> compiling_;  // the stack, for recursion errors
+  uint64_t generation_ = 1;  // bumped by every def: compiled versions of older ones are stale
+  std::ostream* echo_;
+};
+
+}  // namespace tsl

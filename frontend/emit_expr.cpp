@@ -1,0 +1,1131 @@
+// Expressions of the emitter: names and attributes, calls (builtins, ops, user
+// functions, methods), operators with Python's typing rules, subscripts, literals,
+// comprehensions and f-strings.
+#include <functional>
+#include <limits>
+#include <map>
+
+#include "frontend/emitter.h"
+
+namespace tsl {
+namespace {
+
+// The ops reachable under one base name in one namespace, in table order.
+const std::vector<OpId>& ops_named(const std::string& base, uint32_t flag) {
+  static const auto* index = [] {
+    auto* m = new std::map<std::pair<uint32_t, std::string>, std::vector<OpId>>();
+    const uint32_t spaces[] = {opflags::METHOD, opflags::GLOBAL, opflags::TORCH, opflags::NNF, opflags::MATH, 0};
+    for (int i = 0; i < kNumOps; ++i) {
+      const OpInfo& info = op_info(static_cast<OpId>(i));
+      if (info.has(opflags::PRIM)) continue;
+      for (uint32_t f : spaces) {
+        if (f == 0 ? true : info.has(f)) (*m)[{f, std::string(info.base_name())}].push_back(info.id);
+      }
+    }
+    return m;
+  }();
+  static const std::vector<OpId> none;
+  auto it = index->find({flag, base});
+  return it == index->end() ? none : it->second;
+}
+
+// Python's builtin conversion functions are the Float/Int/Bool/Str rows.
+std::string builtin_op_name(const std::string& name) {
+  if (name == "float") return "Float";
+  if (name == "int") return "Int";
+  if (name == "bool") return "Bool";
+  if (name == "str") return "Str";
+  return name;
+}
+
+std::optional<DType> torch_dtype(const std::string& name) {
+  if (name == "float32" || name == "float") return DType::Float32;
+  if (name == "float64" || name == "double") return DType::Float64;
+  if (name == "int64" || name == "long") return DType::Int64;
+  if (name == "bool") return DType::Bool;
+  return std::nullopt;
+}
+
+bool is_unsupported_dtype(const std::string& name) {
+  static const char* names[] = {"int32", "int", "int16", "short", "int8", "uint8", "float16",
+                                "half", "bfloat16", "complex64", "complex128", "cfloat", "cdouble"};
+  for (const char* n : names) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+const char* kPythonBuiltins[] = {"print", "len", "range", "float", "int", "bool", "str", "abs", "min",
+                                 "max", "sum", "round", "enumerate", "zip", "isinstance", "list", "tuple"};
+
+bool is_python_builtin(const std::string& name) {
+  for (const char* b : kPythonBuiltins) {
+    if (name == b) return true;
+  }
+  return false;
+}
+
+bool is_transform(const std::string& name) {
+  return name == "grad" || name == "vjp" || name == "jvp" || name == "hessian" ||
+         name == "value_and_grad" || name == "grad_and_value" || name == "graph";
+}
+
+}  // namespace
+
+Value* Emitter::constant(IValue v, TypePtr t, const SourceRange& range) {
+  return graph_.insert_constant(std::move(v), std::move(t), range);
+}
+
+// ---- Conversions ---------------------------------------------------------------------------
+
+Value* Emitter::convert_to(Value* v, const TypePtr& target, const SourceRange& range,
+                           const std::string& what) {
+  if (v->type()->equals(*target) || target->kind() == TypeKind::Any) return v;
+  TypePtr var;
+  Conversion c = conversion_for(v->type(), target, var, false, v);
+  if (c == Conversion::Reject) {
+    compile_error(range, what + " must be " + target->str() + ", not " + v->type()->str());
+  }
+  Value* out = apply_conversion(graph_, v, c, target, range);
+  if (target->kind() == TypeKind::Optional && !out->type()->equals(*target)) {
+    if (out->type()->kind() == TypeKind::None) return graph_.insert_constant(IValue(), target, range);
+    return graph_.insert_op(OpId::to_optional, {out}, target, range);
+  }
+  return out;
+}
+
+Value* Emitter::to_bool(Value* v, const SourceRange& range, const char* what) {
+  switch (v->type()->kind()) {
+    case TypeKind::Bool: return v;
+    case TypeKind::Tensor: return graph_.insert_op(OpId::Bool_Tensor, {v}, Type::bool_(), range);
+    case TypeKind::Int: return graph_.insert_op(OpId::Bool_int, {v}, Type::bool_(), range);
+    case TypeKind::Float: return graph_.insert_op(OpId::Bool_float, {v}, Type::bool_(), range);
+    case TypeKind::Optional:
+      compile_error(range, std::string(what) + " must be bool, not " + v->type()->str() +
+                               " (write `x is not None` to test an Optional)");
+    default:
+      compile_error(range, std::string(what) + " must be bool, not " + v->type()->str());
+  }
+}
+
+// ---- Names and attributes ---------------------------------------------------------------------
+
+Sugared Emitter::resolve_name(const ast::Name& n) {
+  const std::string& id = n.id;
+  if (lookup_local(id) || (unit_.find_global(id) && !unit_.find_function(id)) ||
+      (mode_ == Mode::Function && locals_.count(id)) || maybe_undefined_.count(id)) {
+    Sugared s;
+    s.value = read_variable(id, n.range);
+    return s;
+  }
+  if (FunctionDecl* fn = unit_.find_function(id)) {
+    Sugared s;
+    s.kind = Sugared::Kind::UserFunction;
+    s.function = fn;
+    s.name = id;
+    return s;
+  }
+  if (const ImportedName* imp = unit_.find_import(id)) {
+    Sugared s;
+    switch (imp->kind) {
+      case ImportedName::Module: s.kind = Sugared::Kind::Module; break;
+      case ImportedName::TypingName: s.kind = Sugared::Kind::TypingName; break;
+      case ImportedName::Transform:
+      case ImportedName::StdlibFunction: s.kind = Sugared::Kind::Builtin; break;
+    }
+    s.name = imp->target;
+    s.namespace_flag = opflags::GLOBAL;
+    return s;
+  }
+  if (id == "True" || id == "False") {
+    Sugared s;
+    s.value = constant(IValue(id == "True"), Type::bool_(), n.range);
+    return s;
+  }
+  if (is_python_builtin(id) || !ops_named(builtin_op_name(id), opflags::GLOBAL).empty() ||
+      is_transform(id) || id == "no_grad") {
+    Sugared s;
+    s.kind = Sugared::Kind::Builtin;
+    s.name = id;
+    s.namespace_flag = opflags::GLOBAL;
+    return s;
+  }
+  undefined_name(id, n.range);
+}
+
+Sugared Emitter::sugared_attribute(const Sugared& base, const ast::Attribute& a) {
+  const std::string& attr = a.attr;
+  if (base.kind == Sugared::Kind::Module) {
+    const std::string& m = base.name;
+    std::string path = m + "." + attr;
+    static const std::unordered_set<std::string> submodules = {
+        "torch.nn", "torch.nn.functional", "torch.cuda", "torch.jit", "torch.func", "torch.linalg",
+        "torch.autograd"};
+    Sugared s;
+    if (submodules.count(path)) {
+      s.kind = Sugared::Kind::Module;
+      s.name = path;
+      return s;
+    }
+    if (m == "torch") {
+      if (auto dt = torch_dtype(attr)) {
+        s.value = constant(IValue(*dt), Type::dtype(), a.range);
+        return s;
+      }
+      if (is_unsupported_dtype(attr)) {
+        compile_error(a.range, "torch." + attr + " is not supported: TSL's dtypes are float32, float64, int64 and bool");
+      }
+      if (attr == "Tensor") {
+        s.kind = Sugared::Kind::TypingName;
+        s.name = "Tensor";
+        return s;
+      }
+      if (!ops_named(attr, opflags::TORCH).empty() || attr == "no_grad" || is_transform(attr)) {
+        s.kind = Sugared::Kind::Builtin;
+        s.name = attr;
+        s.namespace_flag = opflags::TORCH;
+        return s;
+      }
+    } else if (m == "torch.nn.functional") {
+      if (!ops_named(attr, opflags::NNF).empty()) {
+        s.kind = Sugared::Kind::Builtin;
+        s.name = attr;
+        s.namespace_flag = opflags::NNF;
+        return s;
+      }
+    } else if (m == "math") {
+      static const std::map<std::string, double> constants = {
+          {"pi", 3.141592653589793}, {"e", 2.718281828459045}, {"tau", 6.283185307179586},
+          {"inf", std::numeric_limits<double>::infinity()},
+          {"nan", std::numeric_limits<double>::quiet_NaN()}};
+      auto c = constants.find(attr);
+      if (c != constants.end()) {
+        s.value = constant(IValue(c->second), Type::float_(), a.range);
+        return s;
+      }
+      if (!ops_named(attr, opflags::MATH).empty()) {
+        s.kind = Sugared::Kind::Builtin;
+        s.name = attr;
+        s.namespace_flag = opflags::MATH;
+        return s;
+      }
+    } else if (m == "time" && (attr == "perf_counter" || attr == "time")) {
+      s.kind = Sugared::Kind::Builtin;
+      s.name = "time." + attr;
+      return s;
+    } else if (m == "torch.cuda" && attr == "is_available") {
+      s.kind = Sugared::Kind::Builtin;
+      s.name = "cuda_is_available";
+      s.namespace_flag = opflags::GLOBAL;
+      return s;
+    } else if ((m == "torch.jit" && attr == "script") || (m == "functorch" || m == "torch.func")) {
+      s.kind = Sugared::Kind::Builtin;
+      s.name = attr;
+      s.namespace_flag = opflags::GLOBAL;
+      return s;
+    } else if (m == "typing") {
+      s.kind = Sugared::Kind::TypingName;
+      s.name = attr;
+      return s;
+    }
+    compile_error(a.attr_range, "module '" + m + "' has no attribute '" + attr + "' in TSL");
+  }
+  if (base.kind == Sugared::Kind::Value) {
+    Sugared s;
+    s.value = emit_attribute_value(base.value, a);
+    return s;
+  }
+  compile_error(a.range, "'" + base.name + "' has no attribute '" + attr + "'");
+}
+
+Sugared Emitter::emit_sugared(const ast::Expr& e) {
+  if (e.kind == ast::ExprKind::Name) return resolve_name(ast::as<ast::Name>(e));
+  if (e.kind == ast::ExprKind::Attribute) {
+    const auto& a = ast::as<ast::Attribute>(e);
+    Sugared base = emit_sugared(*a.value);
+    // Methods are resolved by the call; here a bare attribute of a value.
+    return sugared_attribute(base, a);
+  }
+  Sugared s;
+  s.value = emit_expr(e);
+  return s;
+}
+
+Value* Emitter::as_value(const Sugared& s, const SourceRange& range) {
+  switch (s.kind) {
+    case Sugared::Kind::Value: return s.value;
+    case Sugared::Kind::UserFunction:
+      compile_error(range, "functions are not values yet: call '" + s.name + "' instead");
+    case Sugared::Kind::Module: compile_error(range, "module '" + s.name + "' is not a value");
+    case Sugared::Kind::Builtin: compile_error(range, "builtin '" + s.name + "' is not a value: call it");
+    case Sugared::Kind::TypingName: compile_error(range, "type '" + s.name + "' is not a value");
+  }
+  compile_error(range, "not a value");
+}
+
+Value* Emitter::emit_attribute_value(Value* v, const ast::Attribute& a) {
+  const std::string& attr = a.attr;
+  const SourceRange& r = a.range;
+  if (v->type()->is_tensor()) {
+    if (attr == "shape") return graph_.insert_op(OpId::size, {v}, Type::list(Type::int_()), r);
+    if (attr == "ndim") return graph_.insert_op(OpId::dim, {v}, Type::int_(), r);
+    if (attr == "dtype") return graph_.insert_op(OpId::dtype, {v}, Type::dtype(), r);
+    if (attr == "device") return graph_.insert_op(OpId::device, {v}, Type::device(), r);
+    if (attr == "T" || attr == "mT") return graph_.insert_op(OpId::t, {v}, Type::tensor(), r);
+    if (attr == "data") return graph_.insert_op(OpId::detach, {v}, Type::tensor(), r);
+    if (attr == "requires_grad" || attr == "grad" || attr == "is_leaf" || attr == "grad_fn") {
+      compile_error(a.attr_range, "Tensor." + attr + " belongs to eager autograd, which this build "
+                                  "of TSL does not have yet");
+    }
+    compile_error(a.attr_range, "'Tensor' has no attribute '" + attr + "'");
+  }
+  compile_error(a.attr_range, "'" + v->type()->str() + "' has no attribute '" + attr + "'");
+}
+
+// ---- Expressions --------------------------------------------------------------------------------
+
+Value* Emitter::emit_expr(const ast::Expr& e, const TypePtr& hint) {
+  switch (e.kind) {
+    case ast::ExprKind::Name: return as_value(resolve_name(ast::as<ast::Name>(e)), e.range);
+    case ast::ExprKind::Int:
+      return constant(IValue(ast::as<ast::IntLit>(e).value), Type::int_(), e.range);
+    case ast::ExprKind::Float:
+      return constant(IValue(ast::as<ast::FloatLit>(e).value), Type::float_(), e.range);
+    case ast::ExprKind::Str:
+      return constant(IValue(ast::as<ast::StrLit>(e).value), Type::str_(), e.range);
+    case ast::ExprKind::Bool: return constant(IValue(ast::as<ast::BoolLit>(e).value), Type::bool_(), e.range);
+    case ast::ExprKind::None: return none(e.range);
+    case ast::ExprKind::FString: return emit_fstring(ast::as<ast::FString>(e));
+    case ast::ExprKind::List: return emit_list(ast::as<ast::ListExpr>(e), hint);
+    case ast::ExprKind::Tuple: {
+      const auto& t = ast::as<ast::TupleExpr>(e);
+      std::vector<Value*> elems;
+      std::vector<TypePtr> types;
+      for (size_t i = 0; i < t.elts.size(); ++i) {
+        TypePtr h = hint && hint->kind() == TypeKind::Tuple && i < hint->contained().size() ? hint->contained()[i] : nullptr;
+        elems.push_back(emit_expr(*t.elts[i], h));
+        types.push_back(elems.back()->type());
+      }
+      Node* n = graph_.insert(graph_.create(OpId::TupleConstruct, elems, 1));
+      n->set_range(e.range);
+      return n->output()->set_type(Type::tuple(types));
+    }
+    case ast::ExprKind::ListComp: return emit_listcomp(ast::as<ast::ListComp>(e));
+    case ast::ExprKind::Unary: return emit_unary(ast::as<ast::Unary>(e));
+    case ast::ExprKind::Binary: {
+      const auto& b = ast::as<ast::Binary>(e);
+      Value* lhs = emit_expr(*b.lhs);
+      Value* rhs = emit_expr(*b.rhs);
+      return emit_binary(b.op, lhs, rhs, e.range);
+    }
+    case ast::ExprKind::BoolOp: return emit_boolop(ast::as<ast::BoolOp>(e));
+    case ast::ExprKind::Compare: return emit_compare(ast::as<ast::Compare>(e));
+    case ast::ExprKind::IfExp: return emit_ifexp(ast::as<ast::IfExp>(e));
+    case ast::ExprKind::Call: return emit_call(ast::as<ast::Call>(e));
+    case ast::ExprKind::Attribute: return as_value(emit_sugared(e), e.range);
+    case ast::ExprKind::Subscript: return emit_subscript(ast::as<ast::Subscript>(e));
+    case ast::ExprKind::Slice: compile_error(e.range, "a slice is only allowed inside [...]");
+    case ast::ExprKind::Ellipsis: compile_error(e.range, "'...' is only allowed inside [...]");
+    case ast::ExprKind::Starred: compile_error(e.range, "starred expressions are not supported here");
+  }
+  compile_error(e.range, "unsupported expression");
+}
+
+Value* Emitter::emit_list(const ast::ListExpr& l, const TypePtr& hint) {
+  std::vector<Value*> elems;
+  TypePtr elem_hint = hint && hint->kind() == TypeKind::List ? hint->element() : nullptr;
+  for (const auto& x : l.elts) elems.push_back(emit_expr(*x, elem_hint));
+  TypePtr elem;
+  if (elems.empty()) {
+    elem = elem_hint ? elem_hint : Type::tensor();
+  } else {
+    elem = strip_refinements(elems[0]->type());
+    for (Value* v : elems) {
+      TypePtr t = strip_refinements(v->type());
+      if (t->equals(*elem)) continue;
+      if (t->is_number() && elem->is_number() &&
+          (t->kind() == TypeKind::Float || elem->kind() == TypeKind::Float) &&
+          t->kind() != TypeKind::Bool && elem->kind() != TypeKind::Bool) {
+        elem = Type::float_();
+        continue;
+      }
+      TypePtr u = unify_types(elem, t);
+      if (!u) {
+        compile_error(l.range, "list elements must have one type, but this list mixes " +
+                                   elem->str() + " and " + t->str());
+      }
+      elem = u;
+    }
+    if (elem_hint && is_subtype(elem, elem_hint)) elem = elem_hint;
+    for (Value*& v : elems) {
+      if (!v->type()->equals(*elem)) v = convert_to(v, elem, l.range, "list element");
+    }
+  }
+  Node* n = graph_.insert(graph_.create(OpId::ListConstruct, elems, 1));
+  n->set_range(l.range);
+  return n->output()->set_type(Type::list(elem));
+}
+
+Value* Emitter::emit_fstring(const ast::FString& f) {
+  std::string templ;
+  std::vector<Value*> args;
+  for (const auto& part : f.parts) {
+    if (!part.expr) {
+      for (char c : part.literal) {
+        if (c == '{' || c == '}') templ += c;
+        templ += c;
+      }
+      continue;
+    }
+    Value* v = emit_expr(*part.expr);
+    if (part.conversion == "s") v = graph_.insert_op(OpId::Str, {v}, Type::str_(), part.expr->range);
+    if (part.conversion == "r") {
+      if (v->type()->kind() == TypeKind::Str) {
+        compile_error(part.expr->range, "!r on strings is not supported in f-strings");
+      }
+      v = graph_.insert_op(OpId::Str, {v}, Type::str_(), part.expr->range);
+    }
+    args.push_back(v);
+    templ += part.format_spec.empty() ? "{}" : "{:" + part.format_spec + "}";
+  }
+  std::vector<Value*> inputs = {constant(IValue(templ), Type::str_(), f.range)};
+  inputs.insert(inputs.end(), args.begin(), args.end());
+  return graph_.insert_op(OpId::format, inputs, Type::str_(), f.range);
+}
+
+Value* Emitter::emit_unary(const ast::Unary& u) {
+  Value* v = emit_expr(*u.operand);
+  TypeKind k = v->type()->kind();
+  switch (u.op) {
+    case ast::UnaryOp::Pos:
+      if (k == TypeKind::Tensor || k == TypeKind::Int || k == TypeKind::Float) return v;
+      break;
+    case ast::UnaryOp::Neg:
+      if (k == TypeKind::Tensor) return graph_.insert_op(OpId::neg, {v}, Type::tensor(), u.range);
+      if (k == TypeKind::Bool) v = graph_.insert_op(OpId::Int_bool, {v}, Type::int_(), u.range), k = TypeKind::Int;
+      if (k == TypeKind::Int) return graph_.insert_op(OpId::neg_int, {v}, Type::int_(), u.range);
+      if (k == TypeKind::Float) return graph_.insert_op(OpId::neg_float, {v}, Type::float_(), u.range);
+      break;
+    case ast::UnaryOp::Invert:
+      if (k == TypeKind::Tensor) return graph_.insert_op(OpId::bitwise_not, {v}, Type::tensor(), u.range);
+      break;
+    case ast::UnaryOp::Not:
+      return graph_.insert_op(OpId::not_bool, {to_bool(v, u.operand->range, "the operand of 'not'")},
+                              Type::bool_(), u.range);
+  }
+  const char* sym = u.op == ast::UnaryOp::Neg ? "-" : u.op == ast::UnaryOp::Pos ? "+" : "~";
+  compile_error(u.range, std::string("bad operand type for unary ") + sym + ": " + v->type()->str());
+}
+
+Value* Emitter::emit_binary(ast::BinOp op, Value* lhs, Value* rhs, const SourceRange& range) {
+  TypePtr lt = lhs->type(), rt = rhs->type();
+  auto fail = [&]() -> Value* {
+    compile_error(range, std::string("unsupported operand types for ") + ast::binop_symbol(op) +
+                             ": " + lt->str() + " and " + rt->str());
+  };
+  bool tensors = lt->is_tensor() || rt->is_tensor();
+  if (tensors) {
+    if (!(lt->is_tensor() || lt->is_number()) || !(rt->is_tensor() || rt->is_number())) return fail();
+    OpId id;
+    switch (op) {
+      case ast::BinOp::Add: id = OpId::add; break;
+      case ast::BinOp::Sub: id = OpId::sub; break;
+      case ast::BinOp::Mul: id = OpId::mul; break;
+      case ast::BinOp::Div: id = OpId::div; break;
+      case ast::BinOp::FloorDiv: id = OpId::floor_divide; break;
+      case ast::BinOp::Mod: id = OpId::remainder; break;
+      case ast::BinOp::Pow: id = OpId::pow; break;
+      case ast::BinOp::MatMul:
+        if (!lt->is_tensor() || !rt->is_tensor()) return fail();
+        id = OpId::matmul;
+        break;
+      case ast::BinOp::BitAnd: id = OpId::bitwise_and; break;
+      case ast::BinOp::BitOr: id = OpId::bitwise_or; break;
+      case ast::BinOp::BitXor: id = OpId::bitwise_xor; break;
+      default: return fail();
+    }
+    return emit_ops({id}, {{range, "", lhs}, {range, "", rhs}}, range, ast::binop_symbol(op));
+  }
+  TypeKind lk = lt->kind(), rk = rt->kind();
+  if (lk == TypeKind::Str && rk == TypeKind::Str && op == ast::BinOp::Add) {
+    return graph_.insert_op(OpId::add_str, {lhs, rhs}, Type::str_(), range);
+  }
+  if (lk == TypeKind::List && rk == TypeKind::List && op == ast::BinOp::Add) {
+    if (!lt->element()->equals(*rt->element())) return fail();
+    return graph_.insert_op(OpId::add_list, {lhs, rhs}, lt, range);
+  }
+  if (!lt->is_number() || !rt->is_number()) return fail();
+  // Python numbers: bool acts as int; int with float computes in float.
+  if (lk == TypeKind::Bool) lhs = graph_.insert_op(OpId::Int_bool, {lhs}, Type::int_(), range), lk = TypeKind::Int;
+  if (rk == TypeKind::Bool) rhs = graph_.insert_op(OpId::Int_bool, {rhs}, Type::int_(), range), rk = TypeKind::Int;
+  bool as_float = lk == TypeKind::Float || rk == TypeKind::Float || op == ast::BinOp::Div;
+  if (as_float) {
+    if (lk == TypeKind::Int) lhs = graph_.insert_op(OpId::Float_int, {lhs}, Type::float_(), range);
+    if (rk == TypeKind::Int) rhs = graph_.insert_op(OpId::Float_int, {rhs}, Type::float_(), range);
+  }
+  OpId id;
+  switch (op) {
+    case ast::BinOp::Add: id = as_float ? OpId::add_float : OpId::add_int; break;
+    case ast::BinOp::Sub: id = as_float ? OpId::sub_float : OpId::sub_int; break;
+    case ast::BinOp::Mul: id = as_float ? OpId::mul_float : OpId::mul_int; break;
+    case ast::BinOp::Div: id = OpId::div_float; break;
+    case ast::BinOp::FloorDiv: id = as_float ? OpId::floor_divide_float : OpId::floor_divide_int; break;
+    case ast::BinOp::Mod: id = as_float ? OpId::remainder_float : OpId::remainder_int; break;
+    case ast::BinOp::Pow: id = as_float ? OpId::pow_float : OpId::pow_int; break;
+    default: return fail();
+  }
+  return graph_.insert_op(id, {lhs, rhs}, as_float ? Type::float_() : Type::int_(), range);
+}
+
+Value* Emitter::emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const SourceRange& range) {
+  TypePtr lt = lhs->type(), rt = rhs->type();
+  if (op == ast::CmpOp::Is || op == ast::CmpOp::IsNot) {
+    bool negate = op == ast::CmpOp::IsNot;
+    bool l_none = lt->kind() == TypeKind::None, r_none = rt->kind() == TypeKind::None;
+    bool l_opt = lt->kind() == TypeKind::Optional, r_opt = rt->kind() == TypeKind::Optional;
+    if ((l_none || r_none) && !(l_opt || r_opt)) {
+      // Decided by the types alone, as TorchScript does.
+      bool same = l_none && r_none;
+      return constant(IValue(same != negate), Type::bool_(), range);
+    }
+    return graph_.insert_op(negate ? OpId::is_not : OpId::is, {lhs, rhs}, Type::bool_(), range);
+  }
+  if (op == ast::CmpOp::In || op == ast::CmpOp::NotIn) {
+    compile_error(range, "the 'in' operator is not supported");
+  }
+  const char* base = nullptr;
+  switch (op) {
+    case ast::CmpOp::Eq: base = "eq"; break;
+    case ast::CmpOp::Ne: base = "ne"; break;
+    case ast::CmpOp::Lt: base = "lt"; break;
+    case ast::CmpOp::Le: base = "le"; break;
+    case ast::CmpOp::Gt: base = "gt"; break;
+    case ast::CmpOp::Ge: base = "ge"; break;
+    default: break;
+  }
+  if (lt->is_tensor() || rt->is_tensor()) {
+    OpId id = *find_op(base);
+    return emit_ops({id}, {{range, "", lhs}, {range, "", rhs}}, range, ast::cmpop_symbol(op));
+  }
+  bool eq_ne = op == ast::CmpOp::Eq || op == ast::CmpOp::Ne;
+  auto unsupported = [&]() -> Value* {
+    compile_error(range, std::string("'") + ast::cmpop_symbol(op) + "' is not supported between " +
+                             lt->str() + " and " + rt->str());
+  };
+  TypeKind lk = lt->kind(), rk = rt->kind();
+  if (lk == TypeKind::Str && rk == TypeKind::Str && eq_ne) {
+    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_str : OpId::ne_str, {lhs, rhs}, Type::bool_(), range);
+  }
+  if (lk == TypeKind::DType && rk == TypeKind::DType && eq_ne) {
+    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_dtype : OpId::ne_dtype, {lhs, rhs}, Type::bool_(), range);
+  }
+  if (lk == TypeKind::Device && rk == TypeKind::Device && eq_ne) {
+    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_device : OpId::ne_device, {lhs, rhs}, Type::bool_(), range);
+  }
+  if (lk == TypeKind::Bool && rk == TypeKind::Bool && eq_ne) {
+    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_bool : OpId::ne_bool, {lhs, rhs}, Type::bool_(), range);
+  }
+  if (!lt->is_number() || !rt->is_number()) return unsupported();
+  if (lk == TypeKind::Bool) lhs = graph_.insert_op(OpId::Int_bool, {lhs}, Type::int_(), range), lk = TypeKind::Int;
+  if (rk == TypeKind::Bool) rhs = graph_.insert_op(OpId::Int_bool, {rhs}, Type::int_(), range), rk = TypeKind::Int;
+  bool as_float = lk == TypeKind::Float || rk == TypeKind::Float;
+  if (as_float) {
+    if (lk == TypeKind::Int) lhs = graph_.insert_op(OpId::Float_int, {lhs}, Type::float_(), range);
+    if (rk == TypeKind::Int) rhs = graph_.insert_op(OpId::Float_int, {rhs}, Type::float_(), range);
+  }
+  OpId id = *find_op(std::string(base) + (as_float ? ".float" : ".int"));
+  return graph_.insert_op(id, {lhs, rhs}, Type::bool_(), range);
+}
+
+Value* Emitter::emit_compare(const ast::Compare& c) {
+  // a < b < c is (a < b) and (b < c), with b evaluated once and c only if needed.
+  Value* lhs = emit_expr(*c.operands[0]);
+  std::function<Value*(size_t, Value*)> chain = [&](size_t i, Value* left) -> Value* {
+    Value* right = emit_expr(*c.operands[i + 1]);
+    Value* result = emit_compare_pair(c.ops[i], left, right, c.range);
+    if (i + 1 == c.ops.size()) return result;
+    if (!result->type()->equals(*Type::bool_())) {
+      compile_error(c.range, "chained comparisons need bool results; compare tensors one pair at a time");
+    }
+    Node* n = graph_.insert(graph_.create(OpId::If, {result}, 1));
+    n->set_range(c.range);
+    Block* t = n->add_block();
+    Block* e = n->add_block();
+    {
+      InsertPointGuard g(graph_, t);
+      t->add_return(chain(i + 1, right));
+    }
+    {
+      InsertPointGuard g(graph_, e);
+      e->add_return(constant(IValue(false), Type::bool_(), c.range));
+    }
+    return n->output()->set_type(Type::bool_());
+  };
+  return chain(0, lhs);
+}
+
+Value* Emitter::emit_boolop(const ast::BoolOp& b) {
+  const char* name = b.op == ast::BoolOpKind::And ? "and" : "or";
+  Value* lhs = emit_expr(*b.lhs);
+  if (lhs->type()->kind() != TypeKind::Bool) {
+    compile_error(b.lhs->range, std::string("'") + name + "' takes bool operands, not " + lhs->type()->str() +
+                                    (lhs->type()->is_tensor() ? " (for tensors use & or |)" : ""));
+  }
+  Node* n = graph_.insert(graph_.create(OpId::If, {lhs}, 1));
+  n->set_range(b.range);
+  Block* t = n->add_block();
+  Block* e = n->add_block();
+  Block* evaluate = b.op == ast::BoolOpKind::And ? t : e;
+  Block* shortcut = b.op == ast::BoolOpKind::And ? e : t;
+  {
+    InsertPointGuard g(graph_, evaluate);
+    Block* saved = block_;
+    block_ = evaluate;
+    Value* rhs = emit_expr(*b.rhs);
+    block_ = saved;
+    if (rhs->type()->kind() != TypeKind::Bool) {
+      compile_error(b.rhs->range, std::string("'") + name + "' takes bool operands, not " + rhs->type()->str() +
+                                      (rhs->type()->is_tensor() ? " (for tensors use & or |)" : ""));
+    }
+    evaluate->add_return(rhs);
+  }
+  {
+    InsertPointGuard g(graph_, shortcut);
+    shortcut->add_return(constant(IValue(b.op == ast::BoolOpKind::Or), Type::bool_(), b.range));
+  }
+  return n->output()->set_type(Type::bool_());
+}
+
+Value* Emitter::emit_ifexp(const ast::IfExp& e) {
+  Value* cond = to_bool(emit_expr(*e.cond), e.cond->range, "a conditional expression's condition");
+  Node* n = graph_.insert(graph_.create(OpId::If, {cond}, 1));
+  n->set_range(e.range);
+  Block* t = n->add_block();
+  Block* f = n->add_block();
+  Value* tv;
+  Value* fv;
+  {
+    InsertPointGuard g(graph_, t);
+    tv = emit_expr(*e.then_expr);
+  }
+  {
+    InsertPointGuard g(graph_, f);
+    fv = emit_expr(*e.else_expr);
+  }
+  TypePtr type = unify_types(tv->type(), fv->type());
+  if (!type && tv->type()->is_number() && fv->type()->is_number()) type = Type::float_();
+  if (!type) {
+    compile_error(e.range, "the two results of a conditional expression must have one type, not " +
+                               tv->type()->str() + " and " + fv->type()->str());
+  }
+  {
+    InsertPointGuard g(graph_, t);
+    t->add_return(convert_to(tv, type, e.then_expr->range, "result"));
+  }
+  {
+    InsertPointGuard g(graph_, f);
+    f->add_return(convert_to(fv, type, e.else_expr->range, "result"));
+  }
+  return n->output()->set_type(type);
+}
+
+// ---- Calls --------------------------------------------------------------------------------------
+
+std::vector<CallArg> Emitter::emit_call_args(const ast::Call& c) {
+  std::vector<CallArg> args;
+  for (const auto& a : c.args) {
+    if (a->kind == ast::ExprKind::Starred) {
+      compile_error(a->range, "unpacking arguments with * is not supported");
+    }
+    args.push_back({a->range, "", emit_expr(*a)});
+  }
+  for (const auto& k : c.keywords) args.push_back({k.range, k.name, emit_expr(*k.value)});
+  return args;
+}
+
+Value* Emitter::emit_ops(const std::vector<OpId>& candidates, const std::vector<CallArg>& args,
+                         const SourceRange& range, const std::string& display) {
+  MatchedOp m = match_and_emit(graph_, candidates, args, range, display);
+  Node* n = graph_.insert(graph_.create(m.op, m.inputs, m.result_types.size()));
+  n->set_range(range);
+  for (size_t i = 0; i < m.result_types.size(); ++i) n->output(i)->set_type(m.result_types[i]);
+  if (m.result_types.empty()) return none(range);
+  if (m.result_types.size() == 1) return n->output();
+  Node* tup = graph_.insert(graph_.create(OpId::TupleConstruct, n->outputs(), 1));
+  tup->set_range(range);
+  return tup->output()->set_type(Type::tuple(m.result_types));
+}
+
+Value* Emitter::emit_call(const ast::Call& c) {
+  // Methods: x.relu(), xs.append(v), "{}".format(x).
+  if (c.func->kind == ast::ExprKind::Attribute) {
+    const auto& a = ast::as<ast::Attribute>(*c.func);
+    Sugared base = emit_sugared(*a.value);
+    if (base.kind == Sugared::Kind::Value) {
+      return emit_method_call(base.value, a.attr, emit_call_args(c), c);
+    }
+    Sugared callee = sugared_attribute(base, a);
+    if (callee.kind == Sugared::Kind::Value) {
+      compile_error(c.func->range, "'" + callee.value->type()->str() + "' object is not callable");
+    }
+    return emit_builtin_call(callee, emit_call_args(c), c);
+  }
+  Sugared callee = emit_sugared(*c.func);
+  switch (callee.kind) {
+    case Sugared::Kind::UserFunction: return emit_user_call(*callee.function, emit_call_args(c), c.range);
+    case Sugared::Kind::Builtin: return emit_builtin_call(callee, emit_call_args(c), c);
+    case Sugared::Kind::Value:
+      compile_error(c.func->range, "'" + callee.value->type()->str() + "' object is not callable");
+    case Sugared::Kind::Module: compile_error(c.func->range, "module '" + callee.name + "' is not callable");
+    case Sugared::Kind::TypingName: compile_error(c.func->range, "type '" + callee.name + "' is not callable");
+  }
+  compile_error(c.range, "cannot call this");
+}
+
+Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& args,
+                               const SourceRange& range) {
+  size_t n = decl.param_names.size();
+  std::vector<Value*> inputs(n, nullptr);
+  std::vector<SourceRange> ranges(n);
+  size_t positional = 0;
+  for (const CallArg& a : args) {
+    size_t i;
+    if (a.name.empty()) {
+      i = positional++;
+      if (i >= n) {
+        compile_error(range, decl.name + "() takes " + std::to_string(n) + " argument" + (n == 1 ? "" : "s") +
+                                 " but " + std::to_string(i + 1) + " or more were given");
+      }
+    } else {
+      auto it = std::find(decl.param_names.begin(), decl.param_names.end(), a.name);
+      if (it == decl.param_names.end()) {
+        compile_error(a.range, decl.name + "() got an unexpected keyword argument '" + a.name + "'");
+      }
+      i = static_cast<size_t>(it - decl.param_names.begin());
+      if (inputs[i]) compile_error(a.range, decl.name + "() got multiple values for argument '" + a.name + "'");
+    }
+    TypePtr var;
+    Conversion conv = conversion_for(a.value->type(), decl.param_types[i], var, false, a.value);
+    if (conv == Conversion::Reject) {
+      std::string hint;
+      if (decl.param_types[i]->is_tensor() && a.value->type()->is_number()) {
+        hint = " (parameters without an annotation are Tensors; annotate it, e.g. `" +
+               decl.param_names[i] + ": float`, or pass torch.tensor(...))";
+      }
+      compile_error(a.range, "argument '" + decl.param_names[i] + "' of " + decl.name + "() must be " +
+                                 decl.param_types[i]->str() + ", not " + a.value->type()->str() + hint);
+    }
+    inputs[i] = apply_conversion(graph_, a.value, conv, decl.param_types[i], a.range);
+    if (decl.param_types[i]->kind() == TypeKind::Optional && !inputs[i]->type()->equals(*decl.param_types[i])) {
+      inputs[i] = convert_to(inputs[i], decl.param_types[i], a.range, "argument");
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (inputs[i]) continue;
+    if (!decl.defaults[i]) {
+      compile_error(range, decl.name + "() missing required argument '" + decl.param_names[i] + "'");
+    }
+    const IValue& d = *decl.defaults[i];
+    Value* v = constant(d, d.is_none() ? Type::none() : type_of_value(d, decl.param_types[i]), range);
+    inputs[i] = convert_to(v, decl.param_types[i], range, "default");
+  }
+  const FunctionDecl::Compiled& compiled = unit_.compile_function(decl, range);
+  for (const std::string& g : compiled.hidden_globals) {
+    Value* v = nullptr;
+    if (mode_ == Mode::TopLevel) {
+      if (Binding* b = lookup_local(g)) v = b->value;
+    }
+    if (!v) v = global_input(g, range);
+    inputs.push_back(v);
+  }
+  Node* call = graph_.insert(graph_.create(OpId::CallFunction, inputs, 1));
+  call->set_range(range);
+  call->set_attr("name", IValue(decl.name));
+  call->set_attr("fn", IValue(IntrusivePtr<ObjectImpl>(compiled.function.get())));
+  return call->output()->set_type(compiled.return_type);
+}
+
+Value* Emitter::emit_builtin_call(const Sugared& callee, std::vector<CallArg> args, const ast::Call& c) {
+  const std::string& name = callee.name;
+  const SourceRange& range = c.range;
+  uint32_t space = callee.namespace_flag;
+  if (name == "time.perf_counter" || name == "time.time") {
+    if (!args.empty()) compile_error(range, name + "() takes no arguments");
+    return graph_.insert_op(name == "time.time" ? OpId::time : OpId::perf_counter, {}, Type::float_(), range);
+  }
+  if (is_transform(name)) {
+    compile_error(c.func->range, "'" + name + "' (function transforms) is not available in this build of TSL yet");
+  }
+  if (name == "no_grad") compile_error(range, "no_grad() is only supported as `with no_grad():`");
+  if (name == "script") compile_error(range, "torch.jit.script is accepted only as a decorator");
+  if (space == opflags::GLOBAL) {
+    if (name == "range") compile_error(range, "range() can only be used as the iterable of a for loop");
+    if (name == "enumerate" || name == "zip") {
+      compile_error(range, name + "() can only be used as the iterable of a for loop");
+    }
+    if (name == "isinstance" || name == "list" || name == "tuple") {
+      compile_error(range, name + "() is not supported");
+    }
+    if (name == "len" && args.size() == 1 && args[0].value->type()->kind() == TypeKind::Tuple) {
+      return constant(IValue(static_cast<int64_t>(args[0].value->type()->contained().size())), Type::int_(), range);
+    }
+    if ((name == "float" || name == "int" || name == "bool" || name == "str") && args.size() == 1 &&
+        args[0].name.empty()) {
+      TypeKind k = args[0].value->type()->kind();
+      if ((name == "float" && k == TypeKind::Float) || (name == "int" && k == TypeKind::Int) ||
+          (name == "bool" && k == TypeKind::Bool) || (name == "str" && k == TypeKind::Str)) {
+        return args[0].value;
+      }
+    }
+    if ((name == "min" || name == "max") && args.size() > 2) {
+      Value* acc = args[0].value;
+      for (size_t i = 1; i < args.size(); ++i) {
+        acc = emit_ops(ops_named(name, opflags::GLOBAL), {{range, "", acc}, args[i]}, range, name);
+      }
+      return acc;
+    }
+  }
+  const std::vector<OpId>& candidates = ops_named(builtin_op_name(name), space);
+  if (candidates.empty()) {
+    compile_error(c.func->range, "'" + name + "' is not a TSL builtin");
+  }
+  std::string display = space == opflags::TORCH ? "torch." + name : space == opflags::NNF ? "F." + name
+                        : space == opflags::MATH ? "math." + name : name;
+  return emit_ops(candidates, args, range, display);
+}
+
+Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vector<CallArg> args,
+                                 const ast::Call& c) {
+  const SourceRange& range = c.range;
+  TypePtr t = self->type();
+  std::vector<CallArg> full = {{c.func->range, "", self}};
+  full.insert(full.end(), args.begin(), args.end());
+  if (t->is_tensor()) {
+    static const std::map<std::string, DType> conversions = {
+        {"float", DType::Float32}, {"double", DType::Float64}, {"long", DType::Int64}, {"bool", DType::Bool}};
+    auto conv = conversions.find(name);
+    if (conv != conversions.end()) {
+      if (!args.empty()) compile_error(range, "Tensor." + name + "() takes no arguments");
+      Value* dt = constant(IValue(conv->second), Type::dtype(), range);
+      return graph_.insert_op(OpId::to_dtype, {self, dt}, Type::tensor(conv->second), range);
+    }
+    if (name == "int" || name == "half" || name == "short" || name == "byte" || name == "char") {
+      compile_error(range, "Tensor." + name + "() is not supported: TSL's dtypes are float32, float64, int64 and bool");
+    }
+    if (name == "cuda" || name == "cpu") {
+      Value* dev = constant(IValue(Device(name == "cuda" ? DeviceType::CUDA : DeviceType::CPU)), Type::device(), range);
+      return graph_.insert_op(OpId::to_device, {self, dev}, Type::tensor(), range);
+    }
+    if (name == "item" && args.empty()) {
+      std::optional<DType> dt = t->tensor_dtype();
+      if (dt == DType::Int64) return graph_.insert_op(OpId::item_int, {self}, Type::int_(), range);
+      if (dt == DType::Bool) return graph_.insert_op(OpId::item_bool, {self}, Type::bool_(), range);
+      return graph_.insert_op(OpId::item_float, {self}, Type::float_(), range);
+    }
+    if (name == "tolist" && args.empty()) return graph_.insert_op(OpId::tolist, {self}, Type::any(), range);
+    if (name == "requires_grad_" || name == "backward" || name == "retain_grad" || name == "zero_grad") {
+      compile_error(c.func->range, "Tensor." + name + "() belongs to eager autograd, which this build of "
+                                   "TSL does not have yet");
+    }
+    const std::vector<OpId>& candidates = ops_named(name, opflags::METHOD);
+    std::vector<OpId> tensor_methods;
+    for (OpId op : candidates) {
+      const FunctionSchema& s = schema_of(op);
+      if (!s.arguments.empty() && s.arguments[0].type->is_tensor()) tensor_methods.push_back(op);
+    }
+    if (tensor_methods.empty()) compile_error(c.func->range, "'Tensor' has no method '" + name + "'");
+    Value* result = emit_ops(tensor_methods, full, range, "Tensor." + name);
+    // Conversions keep the dtype knowledge that item() relies on.
+    return result;
+  }
+  if (t->kind() == TypeKind::List) {
+    if (name == "append") return emit_ops({OpId::append_list}, full, range, "list.append");
+    compile_error(c.func->range, "list has no method '" + name + "' in TSL");
+  }
+  if (t->kind() == TypeKind::Str) {
+    if (name == "format") return emit_ops({OpId::format}, full, range, "str.format");
+    compile_error(c.func->range, "str has no method '" + name + "' in TSL");
+  }
+  compile_error(c.func->range, "'" + t->str() + "' has no method '" + name + "'");
+}
+
+// ---- Subscripts -----------------------------------------------------------------------------------
+
+Value* Emitter::emit_subscript(const ast::Subscript& s) {
+  Value* v = emit_expr(*s.value);
+  TypePtr t = v->type();
+  if (t->is_tensor()) return emit_tensor_index(v, s);
+  if (s.indices.size() != 1) compile_error(s.range, "only tensors take several indices");
+  const ast::Expr& idx = *s.indices[0];
+  if (t->kind() == TypeKind::List) {
+    if (idx.kind == ast::ExprKind::Slice) {
+      const auto& sl = ast::as<ast::Slice>(idx);
+      auto part = [&](const ast::ExprPtr& e, int64_t dflt, bool optional) -> Value* {
+        if (!e) return optional ? none(idx.range) : constant(IValue(dflt), Type::int_(), idx.range);
+        Value* x = emit_expr(*e);
+        if (x->type()->kind() != TypeKind::Int) compile_error(e->range, "slice indices must be int");
+        return x;
+      };
+      return graph_.insert_op(OpId::slice_list, {v, part(sl.lower, 0, true), part(sl.upper, 0, true), part(sl.step, 1, false)},
+                              t, s.range);
+    }
+    Value* i = emit_expr(idx);
+    if (i->type()->kind() != TypeKind::Int) compile_error(idx.range, "list indices must be int, not " + i->type()->str());
+    return graph_.insert_op(OpId::getitem_list, {v, i}, t->element(), s.range);
+  }
+  if (t->kind() == TypeKind::Tuple) {
+    const auto& elems = t->contained();
+    auto constant_int = [&](const ast::Expr& e, int64_t& out) {
+      if (e.kind == ast::ExprKind::Int) {
+        out = ast::as<ast::IntLit>(e).value;
+        return true;
+      }
+      if (e.kind == ast::ExprKind::Unary && ast::as<ast::Unary>(e).op == ast::UnaryOp::Neg &&
+          ast::as<ast::Unary>(e).operand->kind == ast::ExprKind::Int) {
+        out = -ast::as<ast::IntLit>(*ast::as<ast::Unary>(e).operand).value;
+        return true;
+      }
+      return false;
+    };
+    int64_t i;
+    if (!constant_int(idx, i)) compile_error(idx.range, "tuple indices must be integer constants");
+    int64_t n = static_cast<int64_t>(elems.size());
+    if (i < -n || i >= n) compile_error(idx.range, "tuple index out of range");
+    if (i < 0) i += n;
+    Node* node = graph_.insert(graph_.create(OpId::TupleIndex, {v}, 1));
+    node->set_range(s.range);
+    node->set_attr("index", IValue(i));
+    return node->output()->set_type(elems[static_cast<size_t>(i)]);
+  }
+  compile_error(s.value->range, "'" + t->str() + "' object is not subscriptable");
+}
+
+Value* Emitter::emit_tensor_index(Value* t, const ast::Subscript& s) {
+  // Basic indexing (ints, slices, None, ...) becomes select/slice/unsqueeze views;
+  // tensor indices become one `index` op applied afterwards at their dims.
+  const SourceRange& r = s.range;
+  auto int_const = [&](int64_t v) { return constant(IValue(v), Type::int_(), r); };
+  size_t ellipsis = s.indices.size();
+  for (size_t i = 0; i < s.indices.size(); ++i) {
+    if (s.indices[i]->kind == ast::ExprKind::Ellipsis) {
+      if (ellipsis != s.indices.size()) compile_error(s.indices[i]->range, "an index can only have a single ellipsis ('...')");
+      ellipsis = i;
+    }
+  }
+  std::vector<std::pair<int64_t, Value*>> advanced;  // (dim, index tensor)
+  auto apply = [&](const ast::Expr& e, int64_t& dim, bool from_end) {
+    switch (e.kind) {
+      case ast::ExprKind::None:
+        t = graph_.insert_op(OpId::unsqueeze, {t, int_const(dim)}, Type::tensor(), e.range);
+        if (!from_end) ++dim; else --dim;
+        return;
+      case ast::ExprKind::Slice: {
+        const auto& sl = ast::as<ast::Slice>(e);
+        auto bound = [&](const ast::ExprPtr& b) -> Value* {
+          if (!b) return none(e.range);
+          Value* x = emit_expr(*b);
+          if (x->type()->kind() != TypeKind::Int) compile_error(b->range, "slice indices must be int, not " + x->type()->str());
+          return x;
+        };
+        Value* start = bound(sl.lower);
+        Value* end = bound(sl.upper);
+        Value* step = sl.step ? emit_expr(*sl.step) : int_const(1);
+        if (step->type()->kind() != TypeKind::Int) compile_error(sl.step->range, "slice step must be int");
+        bool full = !sl.lower && !sl.upper && !sl.step;
+        if (!full) t = graph_.insert_op(OpId::slice, {t, int_const(dim), start, end, step}, Type::tensor(), e.range);
+        if (!from_end) ++dim; else --dim;
+        return;
+      }
+      default: {
+        Value* i = emit_expr(e);
+        if (i->type()->kind() == TypeKind::Int) {
+          t = graph_.insert_op(OpId::select, {t, int_const(dim), i}, Type::tensor(), e.range);
+          return;  // the dim disappears; the next index addresses the same position
+        }
+        if (i->type()->kind() == TypeKind::List) {
+          i = emit_ops(ops_named("tensor", opflags::TORCH), {{e.range, "", i}}, e.range, "torch.tensor");
+        }
+        if (i->type()->kind() == TypeKind::Bool) {
+          compile_error(e.range, "indexing with a Python bool is not supported");
+        }
+        if (!i->type()->is_tensor()) {
+          compile_error(e.range, "tensor indices must be int, slices, None, ... or tensors, not " + i->type()->str());
+        }
+        if (from_end) compile_error(e.range, "tensor indices after '...' are not supported");
+        advanced.emplace_back(dim, i);
+        ++dim;
+        return;
+      }
+    }
+  };
+  int64_t dim = 0;
+  for (size_t i = 0; i < ellipsis && i < s.indices.size(); ++i) apply(*s.indices[i], dim, false);
+  if (ellipsis < s.indices.size()) {
+    int64_t back = -1;
+    for (size_t i = s.indices.size(); i-- > ellipsis + 1;) apply(*s.indices[i], back, true);
+  }
+  if (!advanced.empty()) {
+    int64_t last = advanced.back().first;
+    std::vector<Value*> entries;
+    for (int64_t d = 0, k = 0; d <= last; ++d) {
+      if (k < static_cast<int64_t>(advanced.size()) && advanced[k].first == d) {
+        entries.push_back(advanced[k++].second);
+      } else {
+        entries.push_back(none(r));
+      }
+    }
+    // A list of optional tensors: None entries skip a dim.
+    std::vector<Value*> wrapped;
+    for (Value* e : entries) wrapped.push_back(convert_to(e, Type::optional(Type::tensor()), r, "index"));
+    Node* list = graph_.insert(graph_.create(OpId::ListConstruct, wrapped, 1));
+    list->set_range(r);
+    list->output()->set_type(Type::list(Type::optional(Type::tensor())));
+    t = graph_.insert_op(OpId::index, {t, list->output()}, Type::tensor(), r);
+  }
+  return t;
+}
+
+// ---- Comprehensions ------------------------------------------------------------------------------
+
+Value* Emitter::emit_listcomp(const ast::ListComp& c) {
+  // [elt for target in iter if cond] -> an empty list appended to in a loop.
+  Value* trip;
+  std::function<Value*(Value*)> item_at;
+  const ast::Expr& iter = *c.iter;
+  bool is_range = iter.kind == ast::ExprKind::Call &&
+                  ast::as<ast::Call>(iter).func->kind == ast::ExprKind::Name &&
+                  ast::as<ast::Name>(*ast::as<ast::Call>(iter).func).id == "range" &&
+                  !lookup_local("range") && !unit_.find_function("range");
+  if (is_range) {
+    const auto& call = ast::as<ast::Call>(iter);
+    if (call.args.empty() || call.args.size() > 3 || !call.keywords.empty()) {
+      compile_error(call.range, "range() takes 1 to 3 positional arguments");
+    }
+    std::vector<Value*> a;
+    for (const auto& e : call.args) {
+      Value* v = emit_expr(*e);
+      if (v->type()->kind() != TypeKind::Int) compile_error(e->range, "range() arguments must be int, not " + v->type()->str());
+      a.push_back(v);
+    }
+    Value* start = a.size() >= 2 ? a[0] : constant(IValue(int64_t{0}), Type::int_(), call.range);
+    Value* end = a.size() >= 2 ? a[1] : a[0];
+    Value* step = a.size() == 3 ? a[2] : constant(IValue(int64_t{1}), Type::int_(), call.range);
+    trip = graph_.insert_op(OpId::range_length, {start, end, step}, Type::int_(), call.range);
+    bool simple = a.size() == 1;
+    item_at = [=, this, &c](Value* index) -> Value* {
+      if (simple) return index;
+      Value* scaled = graph_.insert_op(OpId::mul_int, {index, step}, Type::int_(), c.iter->range);
+      return graph_.insert_op(OpId::add_int, {start, scaled}, Type::int_(), c.iter->range);
+    };
+  } else {
+    Value* seq = emit_expr(iter);
+    TypePtr st = seq->type();
+    if (st->kind() == TypeKind::List) {
+      trip = graph_.insert_op(OpId::len_list, {seq}, Type::int_(), iter.range);
+      item_at = [=, this, &c](Value* index) {
+        return graph_.insert_op(OpId::getitem_list, {seq, index}, st->element(), c.iter->range);
+      };
+    } else if (st->is_tensor()) {
+      trip = graph_.insert_op(OpId::len_tensor, {seq}, Type::int_(), iter.range);
+      item_at = [=, this, &c](Value* index) {
+        Value* zero = constant(IValue(int64_t{0}), Type::int_(), c.iter->range);
+        return graph_.insert_op(OpId::select, {seq, zero, index}, Type::tensor(), c.iter->range);
+      };
+    } else {
+      compile_error(iter.range, "cannot iterate over a value of type " + st->str());
+    }
+  }
+  if (c.target->kind != ast::ExprKind::Name) {
+    compile_error(c.target->range, "a comprehension target must be a name");
+  }
+  Node* list = graph_.insert(graph_.create(OpId::ListConstruct, {}, 1));
+  list->set_range(c.range);
+  Value* result = list->output()->set_type(Type::list(Type::any()));
+  Value* yes = constant(IValue(true), Type::bool_(), c.range);
+  Node* loop = graph_.insert(graph_.create(OpId::Loop, {trip, yes}, 0));
+  loop->set_range(c.range);
+  Block* body = loop->add_block();
+  Value* index = body->add_param(Type::int_());
+  Scope scope(scope_);
+  TypePtr elem_type;
+  {
+    Block* saved_block = block_;
+    Scope* saved_scope = scope_;
+    InsertPointGuard g(graph_, body);
+    block_ = body;
+    scope_ = &scope;
+    Value* item = item_at(index);
+    scope.set(ast::as<ast::Name>(*c.target).id, {item, c.target->range});
+    auto append = [&] {
+      Value* v = emit_expr(*c.elt);
+      elem_type = strip_refinements(v->type());
+      Node* app = graph_.insert(graph_.create(OpId::append_list, {result, v}, 0));
+      app->set_range(c.elt->range);
+      return false;
+    };
+    if (c.cond) {
+      Value* cond = to_bool(emit_expr(*c.cond), c.cond->range, "a comprehension condition");
+      emit_branches(cond, c.range, append, [] { return false; });
+    } else {
+      append();
+    }
+    body->add_return(constant(IValue(true), Type::bool_(), c.range));
+    block_ = saved_block;
+    scope_ = saved_scope;
+  }
+  result->set_type(Type::list(elem_type ? elem_type : Type::tensor()));
+  return result;
+}
+
+// ---- Types in annotations ---------------------------------------------------------------------------
+
+TypePtr Emitter::resolve_type(const ast::Expr& e) {
+  auto simple = [&](const std::string& n) -> TypePtr {
+    if (n == "int") return Type::int_();
+    if (n == "float") return Type::float_();
+    if (n == "bool") return Type::bool_();
+    if (n == "str") return Type::str_();
+    if (n == "Tensor") return Type::tensor();
+    if (n == "None") return Type::none();
+    return nullptr;
+  };
+  auto name_of = [&](const ast::Expr& x) -> std::string {
+    if (x.kind == ast::ExprKind::Name) return ast::as<ast::Name>(x).id;
+    if (x.kind == ast::ExprKind::Attribute) {
+      const auto& a = ast::as<ast::Attribute>(x);
+      if (a.value->kind == ast::ExprKind::Name) return ast::as<ast::Name>(*a.value).id + "." + a.attr;
+    }
+    return "";
+  };
+  if (e.kind == ast::ExprKind::None) return Type::none();
+  std::string n = name_of(e);
+  if (n == "torch.Tensor") return Type::tensor();
+  if (TypePtr t = simple(n)) return t;
+  if (e.kind == ast::ExprKind::Subscript) {
+    const auto& s = ast::as<ast::Subscript>(e);
+    std::string head = name_of(*s.value);
+    if (head.starts_with("typing.")) head = head.substr(7);
+    std::vector<TypePtr> args;
+    for (const auto& i : s.indices) args.push_back(resolve_type(*i));
+    if ((head == "List" || head == "list") && args.size() == 1) return Type::list(args[0]);
+    if ((head == "Optional") && args.size() == 1) return Type::optional(args[0]);
+    if (head == "Tuple" || head == "tuple") {
+      if (s.indices.size() == 1 && s.indices[0]->kind == ast::ExprKind::Tuple) {
+        std::vector<TypePtr> elems;
+        for (const auto& x : ast::as<ast::TupleExpr>(*s.indices[0]).elts) elems.push_back(resolve_type(*x));
+        return Type::tuple(elems);
+      }
+      return Type::tuple(args);
+    }
+    if (head == "Dict" || head == "dict") compile_error(e.range, "Dict types are not supported");
+  }
+  if (e.kind == ast::ExprKind::Tuple) {
+    std::vector<TypePtr> elems;
+    for (const auto& x : ast::as<ast::TupleExpr>(e).elts) elems.push_back(resolve_type(*x));
+    return Type::tuple(elems);
+  }
+  compile_error(e.range, "unknown type" + (n.empty() ? std::string("") : " '" + n + "'") +
+                             " (TSL types: Tensor, int, float, bool, str, List[T], Tuple[...], Optional[T])");
+}
+
+}  // namespace tsl

@@ -1,0 +1,197 @@
+// Type checking and SSA emission: the AST of a function or of one top-level
+// statement becomes a typed ir::Graph. See Note [Emitting control flow].
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "frontend/ast.h"
+#include "frontend/compilation_unit.h"
+#include "frontend/schema_matching.h"
+#include "ir/ir.h"
+
+namespace tsl {
+
+// Note [Emitting control flow]
+// The IR has only structured control flow (If and Loop with blocks), so `return`,
+// `break` and `continue` are lowered while emitting, with flags that are ordinary
+// variables of the environment: `$ret` (the value returned), `$returned`, `$broke`
+// and `$continued`. After a statement that may exit, the rest of its block runs
+// inside `If(not exited)`; when one branch of an `if` always exits, the rest is
+// emitted into the other branch directly (which also keeps `if x is None: return`
+// refining x for the rest). A loop whose body may break or return carries the flags
+// and stops when they are set. Variables assigned in a loop body that exist before
+// the loop are loop-carried; variables assigned in a branch become outputs of the If
+// when both paths define them. The flags cost nothing when no statement needs them.
+
+struct Binding {
+  Value* value;
+  SourceRange range;  // where it was assigned
+};
+
+class Scope {
+ public:
+  explicit Scope(Scope* parent) : parent_(parent) {}
+  Binding* find(const std::string& name);
+  void set(const std::string& name, Binding b) { vars_[name] = std::move(b); }
+  // `x` known not to be None in this scope (`if x is not None:`).
+  void refine(const std::string& name, Binding b) { refined_[name] = std::move(b); }
+  const std::unordered_map<std::string, Binding>& own() const { return vars_; }
+  Scope* parent() const { return parent_; }
+
+ private:
+  Scope* parent_;
+  std::unordered_map<std::string, Binding> vars_;
+  std::unordered_map<std::string, Binding> refined_;
+};
+
+// Something a name or attribute can stand for.
+struct Sugared {
+  enum class Kind { Value, Module, UserFunction, Builtin, TypingName };
+  Kind kind = Kind::Value;
+  Value* value = nullptr;
+  std::string name;  // module path ("torch.nn.functional"), builtin or typing name
+  FunctionDecl* function = nullptr;
+  uint32_t namespace_flag = 0;  // for Builtin: which op namespace (GLOBAL, TORCH, NNF, MATH)
+};
+
+class Emitter {
+ public:
+  enum class Mode { Function, TopLevel };
+
+  Emitter(CompilationUnit& unit, Graph& graph, Mode mode);
+
+  // Function mode: emits the body of `decl` into the graph (params first, then the
+  // hidden globals it reads) and returns the return type.
+  TypePtr emit_function(const FunctionDecl& decl);
+  // Top-level mode: emits one statement. In REPL mode an expression statement's value
+  // becomes output "$echo".
+  void emit_toplevel(const ast::Stmt& stmt, bool repl_mode);
+
+  // Globals read (function: hidden inputs; top level: inputs) in input order.
+  const std::vector<std::string>& global_inputs() const { return global_inputs_; }
+  const std::vector<TypePtr>& global_input_types() const { return global_input_types_; }
+  // Top level: the names of the graph's outputs.
+  const std::vector<std::string>& outputs() const { return output_names_; }
+
+  // ---- Expressions (emit_expr.cpp)
+  Value* emit_expr(const ast::Expr& e, const TypePtr& hint = nullptr);
+
+ private:
+  // ---- Statements (emitter.cpp)
+  // Emits statements[i..]; returns whether the list always exits.
+  bool emit_stmts(const ast::Body& body, size_t first = 0);
+  bool emit_stmt(const ast::Body& body, size_t i);
+  void emit_assign(const ast::Assign& s);
+  void emit_aug_assign(const ast::AugAssign& s);
+  void emit_ann_assign(const ast::AnnAssign& s);
+  void assign_target(const ast::Expr& target, Value* v, const SourceRange& range,
+                     const TypePtr& declared = nullptr);
+  bool emit_if(const ast::If& s, const ast::Body& body, size_t rest);
+  void emit_while(const ast::While& s);
+  void emit_for(const ast::For& s);
+  void emit_return(const ast::Return& s);
+  void emit_assert(const ast::Assert& s);
+  void emit_raise(const ast::Raise& s);
+  void emit_with(const ast::With& s);
+  void emit_expr_stmt(const ast::ExprStmt& s);
+
+  // Emits `then_fn` and `else_fn` into the two blocks of an If on `cond` and merges
+  // the variables they assign. Returns the If node.
+  Node* emit_branches(Value* cond, const SourceRange& range, const std::function<bool()>& then_fn,
+                      const std::function<bool()>& else_fn, bool* then_exits = nullptr,
+                      bool* else_exits = nullptr);
+  // A loop: `trip_count` iterations at most while the condition holds; `body_fn`
+  // emits the body given the trip index; `cond_fn` the condition for the next
+  // iteration (null: true). Carries the variables the body assigns.
+  void emit_loop(Value* trip_count, Value* first_cond, const ast::Body& body, const SourceRange& range,
+                 const std::function<void(Value*)>& prologue,
+                 const ast::Expr* while_cond);
+  Value* exit_flag_condition();  // not(returned or broke or continued), or null
+
+  // ---- Names
+  Binding* lookup_local(const std::string& name);
+  Sugared resolve_name(const ast::Name& n);
+  Value* read_variable(const std::string& name, const SourceRange& range);
+  void write_variable(const std::string& name, Value* v, const SourceRange& range);
+  Value* global_input(const std::string& name, const SourceRange& range);
+  [[noreturn]] void undefined_name(const std::string& name, const SourceRange& range);
+
+  // ---- Expressions (emit_expr.cpp)
+  Sugared emit_sugared(const ast::Expr& e);
+  Sugared sugared_attribute(const Sugared& base, const ast::Attribute& a);
+  Value* as_value(const Sugared& s, const SourceRange& range);
+  Value* emit_call(const ast::Call& c);
+  Value* emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& args, const SourceRange& range);
+  Value* emit_builtin_call(const Sugared& callee, std::vector<CallArg> args, const ast::Call& c);
+  Value* emit_method_call(Value* self, const std::string& name, std::vector<CallArg> args,
+                          const ast::Call& c);
+  Value* emit_ops(const std::vector<OpId>& candidates, const std::vector<CallArg>& args,
+                  const SourceRange& range, const std::string& display);
+  Value* emit_binary(ast::BinOp op, Value* lhs, Value* rhs, const SourceRange& range);
+  Value* emit_compare(const ast::Compare& c);
+  Value* emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const SourceRange& range);
+  Value* emit_unary(const ast::Unary& u);
+  Value* emit_boolop(const ast::BoolOp& b);
+  Value* emit_ifexp(const ast::IfExp& e);
+  Value* emit_subscript(const ast::Subscript& s);
+  Value* emit_tensor_index(Value* t, const ast::Subscript& s);
+  Value* emit_listcomp(const ast::ListComp& c);
+  Value* emit_fstring(const ast::FString& f);
+  Value* emit_list(const ast::ListExpr& l, const TypePtr& hint);
+  Value* emit_attribute_value(Value* v, const ast::Attribute& a);
+  Value* to_bool(Value* v, const SourceRange& range, const char* what);
+  Value* constant(IValue v, TypePtr t, const SourceRange& range);
+  Value* none(const SourceRange& range) { return constant(IValue(), Type::none(), range); }
+  std::vector<CallArg> emit_call_args(const ast::Call& c);
+  Value* convert_to(Value* v, const TypePtr& target, const SourceRange& range, const std::string& what);
+
+ public:
+  // Types written in annotations: int, List[int], Optional[Tensor], torch.Tensor.
+  TypePtr resolve_type(const ast::Expr& e);
+
+ private:
+  CompilationUnit& unit_;
+  Graph& graph_;
+  Mode mode_;
+  bool repl_mode_ = false;
+  std::vector<std::unique_ptr<Scope>> scopes_;
+  Scope* scope_ = nullptr;
+  Block* block_ = nullptr;  // current block
+
+  // Function mode
+  const FunctionDecl* decl_ = nullptr;
+  std::unordered_set<std::string> locals_;  // names assigned anywhere in the body
+  TypePtr return_type_;                     // declared or inferred so far
+  SourceRange return_range_;
+  TypePtr pending_return_type_;             // placeholder type before inference
+  bool needs_return_flag_ = false;
+
+  // Exit flags active at this point of emission.
+  int loop_depth_ = 0;
+  int compound_depth_ = 0;  // > 0 inside if/while/for/with
+  struct LoopContext {
+    bool may_break = false;
+    bool may_continue = false;
+  };
+  std::vector<LoopContext> loops_;
+
+  // One static type per variable (function mode, and inside compound top-level
+  // statements): the first assignment's type and place.
+  std::unordered_map<std::string, Binding> declared_;
+  std::unordered_map<std::string, TypePtr> annotated_;  // x: Optional[Tensor] = None
+  // Why a name is not usable here ("assigned only in the 'if' branch at line 4").
+  std::unordered_map<std::string, std::string> maybe_undefined_;
+
+  std::vector<std::string> global_inputs_;
+  std::vector<TypePtr> global_input_types_;
+  std::unordered_map<std::string, Value*> global_values_;
+  std::vector<std::string> output_names_;
+};
+
+}  // namespace tsl

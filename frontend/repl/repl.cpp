@@ -1,0 +1,178 @@
+// The REPL loop: reads complete inputs (a blank line ends a block), runs each in the
+// session's CompilationUnit, prints values and errors, handles meta-commands.
+#include "frontend/repl/repl.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "frontend/compilation_unit.h"
+#include "frontend/emitter.h"
+#include "frontend/parser.h"
+#include "runtime/interpreter.h"
+
+namespace tsl {
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+const char* kHelp =
+    "TSL REPL. Type code to run it; a block (def, if, for, ...) ends at a blank line.\n"
+    "Meta-commands:\n"
+    "  :help            this text\n"
+    "  :vars            the variables and functions of this session, with their types\n"
+    "  :type EXPR       the static type of an expression (without running it)\n"
+    "  :graph NAME      the IR of function NAME (also :ir NAME)\n"
+    "  :load FILE       run a script in this session\n"
+    "  :reset           forget every variable, function and import\n"
+    "  :quit            leave (also Ctrl-D)\n";
+
+// Runs one complete input and reports any error; the session always survives.
+void run_input(CompilationUnit& unit, const std::string& text, const std::string& name,
+               std::ostream& err) {
+  try {
+    unit.run_source(std::make_shared<Source>(name, text), /*repl_mode=*/true);
+  } catch (const SourceError& e) {
+    err << e.render() << std::flush;
+  } catch (const InternalError& e) {
+    err << e.what() << "\n" << std::flush;
+  } catch (const Error& e) {
+    err << "error: " << e.what() << "\n" << std::flush;
+  } catch (const std::bad_alloc&) {
+    err << "error: out of memory\n" << std::flush;
+  }
+  g_interrupt_requested = false;
+}
+
+void show_vars(CompilationUnit& unit, std::ostream& out) {
+  for (const auto& [name, g] : unit.globals()) {
+    if (name == "argv") continue;
+    out << name << " : " << (g.type ? strip_refinements(g.type)->str() : "?") << "\n";
+  }
+  for (const auto& [name, decl] : unit.functions()) {
+    out << name << "(";
+    for (size_t i = 0; i < decl->param_names.size(); ++i) {
+      out << (i ? ", " : "") << decl->param_names[i] << ": " << decl->param_types[i]->str();
+    }
+    out << ")" << (decl->declared_return ? " -> " + decl->declared_return->str() : "") << "\n";
+  }
+}
+
+void show_type(CompilationUnit& unit, const std::string& expr, std::ostream& out, std::ostream& err) {
+  try {
+    auto source = std::make_shared<Source>("<stdin>", expr);
+    ast::ExprPtr e = parse_expression(source);
+    Graph g;
+    Emitter emitter(unit, g, Emitter::Mode::TopLevel);
+    Value* v = emitter.emit_expr(*e);
+    out << strip_refinements(v->type())->str() << "\n";
+  } catch (const SourceError& e) {
+    err << e.render();
+  }
+}
+
+void show_graph(CompilationUnit& unit, const std::string& name, std::ostream& out, std::ostream& err) {
+  FunctionDecl* decl = unit.find_function(name);
+  if (!decl) {
+    err << "error: no function named '" << name << "'\n";
+    return;
+  }
+  try {
+    const FunctionDecl::Compiled& c = unit.compile_function(*decl, {});
+    out << print_graph(c.function->graph(), {.with_lines = true});
+  } catch (const SourceError& e) {
+    err << e.render();
+  }
+}
+
+// Handles a line starting with ':'; returns false for :quit.
+bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& out, std::ostream& err) {
+  std::istringstream words(line);
+  std::string cmd;
+  words >> cmd;
+  std::string rest;
+  std::getline(words, rest);
+  rest = trim(rest);
+  if (cmd == ":quit" || cmd == ":q" || cmd == ":exit") return false;
+  if (cmd == ":help" || cmd == ":h") {
+    out << kHelp;
+  } else if (cmd == ":vars") {
+    show_vars(unit, out);
+  } else if (cmd == ":type") {
+    show_type(unit, rest, out, err);
+  } else if (cmd == ":graph" || cmd == ":ir") {
+    show_graph(unit, rest, out, err);
+  } else if (cmd == ":reset") {
+    unit.reset();
+    out << "session reset\n";
+  } else if (cmd == ":load") {
+    std::ifstream f(rest, std::ios::binary);
+    if (!f) {
+      err << "error: cannot open file '" << rest << "'\n";
+    } else {
+      std::stringstream text;
+      text << f.rdbuf();
+      try {
+        unit.run_source(std::make_shared<Source>(rest, text.str()), /*repl_mode=*/false);
+      } catch (const SourceError& e) {
+        err << e.render();
+      } catch (const Error& e) {
+        err << "error: " << e.what() << "\n";
+      }
+    }
+  } else if (cmd == ":opt" || cmd == ":passes" || cmd == ":grad" || cmd == ":dot" || cmd == ":time" ||
+             cmd == ":profile" || cmd == ":code" || cmd == ":memplan") {
+    err << cmd << " is not available in this build of TSL yet\n";
+  } else {
+    err << "unknown command " << cmd << " (try :help)\n";
+  }
+  return true;
+}
+
+}  // namespace
+
+int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::ostream& err,
+             ReplOptions options) {
+  unit.set_echo(&out);
+  if (options.prompts) {
+    out << "TSL " << TSL_VERSION << " — tensor scripts with gradients. :help for help, Ctrl-D to quit.\n";
+  }
+  std::string buffer;
+  for (;;) {
+    if (options.prompts) out << (buffer.empty() ? ">>> " : "... ") << std::flush;
+    std::string line;
+    if (!std::getline(in, line)) {
+      if (in.bad() || !in.eof()) {
+        // Interrupted read (Ctrl-C at the prompt): drop the pending input.
+        in.clear();
+        if (g_interrupt_requested.exchange(false)) {
+          out << "\nKeyboardInterrupt\n";
+          buffer.clear();
+          continue;
+        }
+      }
+      if (!trim(buffer).empty()) run_input(unit, buffer, "<stdin>", err);
+      if (options.prompts) out << "\n";
+      return 0;
+    }
+    if (buffer.empty()) {
+      std::string t = trim(line);
+      if (t.empty()) continue;
+      if (t[0] == ':') {
+        if (!meta_command(unit, t, out, err)) return 0;
+        continue;
+      }
+    }
+    buffer += line;
+    buffer += '\n';
+    if (classify_input(buffer) == InputStatus::Incomplete) continue;
+    run_input(unit, buffer, "<stdin>", err);
+    buffer.clear();
+  }
+}
+
+}  // namespace tsl

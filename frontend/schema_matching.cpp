@@ -1,0 +1,328 @@
+// Overload resolution and argument matching against op schemas.
+#include "frontend/schema_matching.h"
+
+#include <unordered_set>
+
+namespace tsl {
+namespace {
+
+// Where a schema argument gets its value from.
+struct ArgSource {
+  enum Kind { Positional, Keyword, Default, PackedInts, Variadic } kind = Default;
+  size_t first = 0;  // index into the call's args
+  size_t count = 0;  // PackedInts / Variadic
+  Conversion conversion = Conversion::None;
+};
+
+struct Plan {
+  std::vector<ArgSource> sources;
+  TypePtr var;  // binding of `t`
+};
+
+bool is_int_list(const TypePtr& t) {
+  return t->kind() == TypeKind::List && t->element()->kind() == TypeKind::Int;
+}
+
+const Value* constant_string(const Value* v) {
+  const Node* n = v->node();
+  if (n->op() == OpId::Constant && n->attr("value").is_str()) return v;
+  return nullptr;
+}
+
+std::string arg_type_list(const std::vector<CallArg>& args) {
+  std::string out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) out += ", ";
+    if (!args[i].name.empty()) out += args[i].name + "=";
+    out += args[i].value->type()->str();
+  }
+  return out;
+}
+
+// Checks one schema against the call; fills `why` on failure.
+std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg>& args,
+                              std::string& why) {
+  bool nums = op_info(s.op).has(opflags::NUMS);
+  Plan plan;
+  plan.sources.resize(s.arguments.size());
+  std::vector<bool> filled(s.arguments.size(), false);
+
+  std::vector<size_t> positional;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].name.empty()) positional.push_back(i);
+  }
+  size_t num_positional_params = 0;
+  for (const Argument& a : s.arguments) {
+    if (!a.kwarg_only) ++num_positional_params;
+  }
+
+  // Positional arguments, with sizes given as varargs (`zeros(2, 3)`) packed into
+  // the int[] parameter they start at.
+  size_t p = 0;
+  for (size_t ai = 0; ai < s.arguments.size() && p < positional.size(); ++ai) {
+    const Argument& a = s.arguments[ai];
+    if (a.kwarg_only) break;
+    if (a.variadic) {
+      plan.sources[ai] = {ArgSource::Variadic, p, positional.size() - p};
+      filled[ai] = true;
+      p = positional.size();
+      break;
+    }
+    size_t remaining_params = num_positional_params - ai;
+    size_t remaining_args = positional.size() - p;
+    TypePtr formal = a.type->kind() == TypeKind::Optional ? a.type->element() : a.type;
+    if (is_int_list(formal) && remaining_args > remaining_params &&
+        args[positional[p]].value->type()->kind() == TypeKind::Int) {
+      size_t count = remaining_args - remaining_params + 1;
+      for (size_t k = 0; k < count; ++k) {
+        if (args[positional[p + k]].value->type()->kind() != TypeKind::Int) {
+          why = "argument '" + a.name + "' takes a list of ints or ints as separate arguments";
+          return std::nullopt;
+        }
+      }
+      plan.sources[ai] = {ArgSource::PackedInts, p, count};
+      filled[ai] = true;
+      p += count;
+      continue;
+    }
+    plan.sources[ai] = {ArgSource::Positional, positional[p], 1};
+    filled[ai] = true;
+    ++p;
+  }
+  if (p < positional.size()) {
+    why = "takes " + std::to_string(num_positional_params) + " positional argument" +
+          (num_positional_params == 1 ? "" : "s") + " but " + std::to_string(positional.size()) +
+          " were given";
+    return std::nullopt;
+  }
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].name.empty()) continue;
+    size_t ai = 0;
+    for (; ai < s.arguments.size(); ++ai) {
+      if (s.arguments[ai].name == args[i].name && !s.arguments[ai].variadic) break;
+    }
+    if (ai == s.arguments.size()) {
+      why = "got an unexpected keyword argument '" + args[i].name + "'";
+      return std::nullopt;
+    }
+    if (filled[ai]) {
+      why = "got multiple values for argument '" + args[i].name + "'";
+      return std::nullopt;
+    }
+    plan.sources[ai] = {ArgSource::Keyword, i, 1};
+    filled[ai] = true;
+  }
+
+  for (size_t ai = 0; ai < s.arguments.size(); ++ai) {
+    const Argument& a = s.arguments[ai];
+    if (filled[ai]) continue;
+    if (a.variadic) {
+      plan.sources[ai] = {ArgSource::Variadic, 0, 0};
+      continue;
+    }
+    if (!a.default_value) {
+      why = "missing required argument '" + a.name + "'";
+      return std::nullopt;
+    }
+    plan.sources[ai] = {ArgSource::Default, 0, 0};
+  }
+
+  // Types.
+  bool saw_tensor = false;
+  bool has_tensor_param = false;
+  for (size_t ai = 0; ai < s.arguments.size(); ++ai) {
+    const Argument& a = s.arguments[ai];
+    ArgSource& src = plan.sources[ai];
+    if (a.type->kind() == TypeKind::Tensor) has_tensor_param = true;
+    if (src.kind == ArgSource::Default || src.kind == ArgSource::PackedInts) continue;
+    if (src.kind == ArgSource::Variadic) {
+      for (size_t k = 0; k < src.count; ++k) {
+        const Value* v = args[positional[src.first + k]].value;
+        TypePtr var = plan.var;
+        if (conversion_for(v->type(), a.type, var, false, v) != Conversion::None) {
+          why = "argument '" + a.name + "' must be " + a.type->str() + ", not " + v->type()->str();
+          return std::nullopt;
+        }
+      }
+      continue;
+    }
+    const Value* v = args[src.first].value;
+    if (a.type->kind() == TypeKind::Tensor && v->type()->kind() == TypeKind::Tensor) saw_tensor = true;
+    Conversion c = conversion_for(v->type(), a.type, plan.var, nums, v);
+    if (c == Conversion::Reject) {
+      why = "argument '" + a.name + "' must be " + a.type->str() + ", not " + v->type()->str();
+      return std::nullopt;
+    }
+    src.conversion = c;
+  }
+  // Python numbers stand in for tensors only next to a real tensor: max(2, 3) is
+  // max.int, not max.other.
+  if (nums && has_tensor_param && !saw_tensor) {
+    why = "expects at least one Tensor argument";
+    return std::nullopt;
+  }
+  return plan;
+}
+
+Value* emit_default(Graph& graph, const Argument& a, const TypePtr& var, const SourceRange& range) {
+  const IValue& d = *a.default_value;
+  TypePtr t = substitute_var(a.type, var);
+  if (d.is_none()) return graph.insert_constant(IValue(), Type::none(), range);
+  if (d.is_list()) return graph.insert_constant(d, Type::list(Type::int_()), range);
+  TypePtr ct = d.is_bool() ? Type::bool_() : d.is_int() ? Type::int_() : d.is_double() ? Type::float_()
+               : d.is_str() ? Type::str_() : t;
+  return graph.insert_constant(d, ct, range);
+}
+
+MatchedOp emit_plan(Graph& graph, const FunctionSchema& s, const Plan& plan,
+                    const std::vector<CallArg>& args, const SourceRange& range) {
+  MatchedOp m;
+  m.op = s.op;
+  std::vector<size_t> positional;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].name.empty()) positional.push_back(i);
+  }
+  for (size_t ai = 0; ai < s.arguments.size(); ++ai) {
+    const Argument& a = s.arguments[ai];
+    const ArgSource& src = plan.sources[ai];
+    switch (src.kind) {
+      case ArgSource::Positional:
+      case ArgSource::Keyword:
+        m.inputs.push_back(apply_conversion(graph, args[src.first].value, src.conversion,
+                                            substitute_var(a.type, plan.var), args[src.first].range));
+        break;
+      case ArgSource::Default: m.inputs.push_back(emit_default(graph, a, plan.var, range)); break;
+      case ArgSource::PackedInts: {
+        std::vector<Value*> ints;
+        for (size_t k = 0; k < src.count; ++k) ints.push_back(args[positional[src.first + k]].value);
+        Node* list = graph.insert(graph.create(OpId::ListConstruct, ints, 1));
+        list->set_range(range);
+        list->output()->set_type(Type::list(Type::int_()));
+        m.inputs.push_back(list->output());
+        break;
+      }
+      case ArgSource::Variadic:
+        for (size_t k = 0; k < src.count; ++k) m.inputs.push_back(args[positional[src.first + k]].value);
+        break;
+    }
+  }
+  for (const Argument& r : s.returns) m.result_types.push_back(substitute_var(r.type, plan.var));
+  return m;
+}
+
+}  // namespace
+
+TypePtr substitute_var(const TypePtr& t, const TypePtr& var) {
+  switch (t->kind()) {
+    case TypeKind::Var: return var ? var : Type::any();
+    case TypeKind::List: return Type::list(substitute_var(t->element(), var));
+    case TypeKind::Optional: return Type::optional(substitute_var(t->element(), var));
+    default: return t;
+  }
+}
+
+Conversion conversion_for(const TypePtr& actual, const TypePtr& formal, TypePtr& var, bool nums,
+                          const Value* value) {
+  switch (formal->kind()) {
+    case TypeKind::Any: return Conversion::None;
+    case TypeKind::Var:
+      if (!var) {
+        var = actual;
+        return Conversion::None;
+      }
+      return actual->equals(*var) ? Conversion::None : Conversion::Reject;
+    case TypeKind::Number: return actual->is_number() ? Conversion::None : Conversion::Reject;
+    case TypeKind::Tensor:
+      if (actual->is_tensor()) return Conversion::None;
+      return nums && actual->is_number() ? Conversion::None : Conversion::Reject;
+    case TypeKind::Float:
+      if (actual->kind() == TypeKind::Float) return Conversion::None;
+      return actual->kind() == TypeKind::Int ? Conversion::IntToFloat : Conversion::Reject;
+    case TypeKind::Optional:
+      if (actual->kind() == TypeKind::None) return Conversion::None;
+      if (actual->kind() == TypeKind::Optional) {
+        return is_subtype(actual, formal) ? Conversion::None : Conversion::Reject;
+      }
+      return conversion_for(actual, formal->element(), var, nums, value);
+    case TypeKind::Device:
+      if (actual->kind() == TypeKind::Device) return Conversion::None;
+      if (actual->kind() == TypeKind::Str && value && constant_string(value)) {
+        return Device::parse(value->node()->attr("value").to_str()) ? Conversion::StrToDevice
+                                                                    : Conversion::Reject;
+      }
+      return Conversion::Reject;
+    case TypeKind::List: {
+      const TypePtr& elem = formal->element();
+      if (actual->kind() == TypeKind::List) {
+        if (elem->kind() == TypeKind::Var) {
+          if (!var) var = actual->element();
+          return actual->element()->equals(*var) ? Conversion::None : Conversion::Reject;
+        }
+        if (elem->kind() == TypeKind::Optional && actual->element()->is_tensor()) return Conversion::None;
+        return actual->element()->equals(*elem) ? Conversion::None : Conversion::Reject;
+      }
+      if (elem->kind() == TypeKind::Int && actual->kind() == TypeKind::Int) return Conversion::IntToList;
+      if (actual->kind() == TypeKind::Tuple && elem->kind() != TypeKind::Var) {
+        for (const TypePtr& e : actual->contained()) {
+          if (!e->equals(*elem)) return Conversion::Reject;
+        }
+        return Conversion::TupleToList;
+      }
+      return Conversion::Reject;
+    }
+    default: return is_subtype(actual, formal) ? Conversion::None : Conversion::Reject;
+  }
+}
+
+Value* apply_conversion(Graph& graph, Value* v, Conversion c, const TypePtr& formal,
+                        const SourceRange& range) {
+  switch (c) {
+    case Conversion::None:
+    case Conversion::Reject: return v;
+    case Conversion::IntToFloat: return graph.insert_op(OpId::Float_int, {v}, Type::float_(), range);
+    case Conversion::IntToList: {
+      Node* n = graph.insert(graph.create(OpId::ListConstruct, {v}, 1));
+      n->set_range(range);
+      return n->output()->set_type(Type::list(Type::int_()));
+    }
+    case Conversion::TupleToList: {
+      size_t count = v->type()->contained().size();
+      Node* unpack = graph.insert(graph.create(OpId::TupleUnpack, {v}, count));
+      unpack->set_range(range);
+      for (size_t i = 0; i < count; ++i) unpack->output(i)->set_type(v->type()->contained()[i]);
+      Node* list = graph.insert(graph.create(OpId::ListConstruct, unpack->outputs(), 1));
+      list->set_range(range);
+      TypePtr list_type = formal->kind() == TypeKind::Optional ? formal->element() : formal;
+      return list->output()->set_type(list_type);
+    }
+    case Conversion::StrToDevice: {
+      auto device = Device::parse(v->node()->attr("value").to_str());
+      return graph.insert_constant(IValue(*device), Type::device(), range);
+    }
+  }
+  return v;
+}
+
+MatchedOp match_and_emit(Graph& graph, const std::vector<OpId>& candidates,
+                         const std::vector<CallArg>& args, const SourceRange& call_range,
+                         const std::string& display_name) {
+  std::vector<std::string> reasons;
+  for (OpId op : candidates) {
+    const FunctionSchema& s = schema_of(op);
+    std::string why;
+    if (auto plan = plan_call(s, args, why)) return emit_plan(graph, s, *plan, args, call_range);
+    reasons.push_back(why);
+  }
+  if (candidates.size() == 1) {
+    compile_error(call_range, display_name + "() " + reasons[0]);
+  }
+  std::string msg = "no overload of " + display_name + "() accepts (" + arg_type_list(args) + ")";
+  SourceError err(SourceError::Kind::Compile, call_range, msg);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    err.add_note({}, schema_of(candidates[i]).str() + ": " + reasons[i]);
+  }
+  throw err;
+}
+
+}  // namespace tsl

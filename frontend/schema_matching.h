@@ -1,0 +1,50 @@
+// Matching the arguments of a call against op schemas: positional and keyword
+// arguments, defaults, varargs sizes (`zeros(2, 3)`), the implicit conversions TSL
+// allows, and overload resolution across the rows of one op name.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "ir/schema.h"
+
+namespace tsl {
+
+// One argument at a call site: `name` is empty for positional arguments.
+struct CallArg {
+  SourceRange range;
+  std::string name;
+  Value* value;
+};
+
+struct MatchedOp {
+  OpId op;
+  std::vector<Value*> inputs;  // one per schema argument (variadic ones expanded)
+  std::vector<TypePtr> result_types;
+};
+
+// Tries the overloads in table order and inserts the first that accepts the
+// arguments (with the nodes its conversions and defaults need) at the graph's
+// insertion point. On failure throws a compile error at `call_range` that says why
+// (for one candidate) or lists the candidates.
+MatchedOp match_and_emit(Graph& graph, const std::vector<OpId>& candidates,
+                         const std::vector<CallArg>& args, const SourceRange& call_range,
+                         const std::string& display_name);
+
+// Whether a value of type `actual` is accepted for a parameter of type `formal`
+// (binding the type variable in `var`), and with which conversion; for user
+// functions too.
+enum class Conversion { None, IntToFloat, IntToList, TupleToList, StrToDevice, Reject };
+Conversion conversion_for(const TypePtr& actual, const TypePtr& formal, TypePtr& var, bool nums,
+                          const Value* value);
+
+// Inserts the nodes of a conversion.
+Value* apply_conversion(Graph& graph, Value* v, Conversion c, const TypePtr& formal,
+                        const SourceRange& range);
+
+// Substitutes the bound type variable into a schema type (List[t] -> List[int]).
+TypePtr substitute_var(const TypePtr& t, const TypePtr& var);
+
+}  // namespace tsl

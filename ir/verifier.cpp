@@ -1,0 +1,107 @@
+// The IR verifier: SSA dominance, use lists, block structure, arities and types.
+// Tests run it after every pass; any failure is a bug in TSL, never a user error.
+#include <unordered_set>
+
+#include "ir/ir.h"
+#include "ir/schema.h"
+
+namespace tsl {
+namespace {
+
+class Verifier {
+ public:
+  explicit Verifier(const Graph& g) : graph_(g) {}
+
+  void run() {
+    check_block(graph_.block(), nullptr);
+  }
+
+ private:
+  [[noreturn]] void fail(const Node* n, const std::string& what) {
+    std::string where = n ? std::string(n->info().name) : std::string("graph");
+    throw InternalError(__FILE__, __LINE__,
+                        str("IR verification failed at ", where, ": ", what, "\n",
+                            print_graph(graph_)));
+  }
+
+  void check_block(const Block* b, const Node* owner) {
+    std::vector<const Value*> defined_here;
+    auto define = [&](const Value* v, const Node* n) {
+      if (!v->type()) fail(n, "value %" + std::to_string(v->unique()) + " has no type");
+      if (!scope_.insert(v).second) fail(n, "value defined twice");
+      defined_here.push_back(v);
+    };
+    if (b->owning_node() != owner) fail(owner, "block has the wrong owning node");
+    for (const Value* p : b->params()) define(p, b->param_node());
+    const Node* prev = b->param_node();
+    for (const Node* n : *b) {
+      if (n->owning_block() != b) fail(n, "node has the wrong owning block");
+      if (n->prev() != prev) fail(n, "broken node list");
+      prev = n;
+      check_inputs(n);
+      check_structure(n);
+      for (const Block* nested : n->blocks()) check_block(nested, n);
+      for (const Value* o : n->outputs()) {
+        if (o->node() != n) fail(n, "output does not point at its node");
+        define(o, n);
+      }
+    }
+    check_inputs(b->return_node());
+    for (const Value* v : defined_here) scope_.erase(v);
+  }
+
+  void check_inputs(const Node* n) {
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      const Value* v = n->input(i);
+      if (!scope_.count(v)) {
+        fail(n, "input " + std::to_string(i) + " (%" + std::to_string(v->unique()) +
+                    ") is not defined before its use");
+      }
+      bool found = false;
+      for (const Use& u : v->uses()) found |= (u.user == n && u.offset == i);
+      if (!found) fail(n, "input " + std::to_string(i) + " is missing from its value's uses");
+    }
+  }
+
+  void check_structure(const Node* n) {
+    switch (n->op()) {
+      case OpId::If:
+        if (n->inputs().size() != 1 || n->blocks().size() != 2) fail(n, "If needs 1 input, 2 blocks");
+        for (const Block* b : n->blocks()) {
+          if (!b->params().empty()) fail(n, "If blocks take no parameters");
+          if (b->returns().size() != n->outputs().size()) fail(n, "If block returns != outputs");
+        }
+        return;
+      case OpId::Loop: {
+        if (n->inputs().size() < 2 || n->blocks().size() != 1) fail(n, "Loop needs >= 2 inputs, 1 block");
+        size_t carried = n->inputs().size() - 2;
+        const Block* body = n->block(0);
+        if (body->params().size() != carried + 1) fail(n, "Loop body params != 1 + carried");
+        if (body->returns().size() != carried + 1) fail(n, "Loop body returns != 1 + carried");
+        if (n->outputs().size() != carried) fail(n, "Loop outputs != carried");
+        return;
+      }
+      default: break;
+    }
+    if (n->info().has(opflags::PRIM)) return;
+    if (!n->blocks().empty()) fail(n, "only If and Loop have blocks");
+    const FunctionSchema& s = schema_of(n->op());
+    size_t expected = s.arguments.size();
+    bool variadic = s.variadic_index() >= 0;
+    if (variadic ? n->inputs().size() + 1 < expected : n->inputs().size() != expected) {
+      fail(n, "has " + std::to_string(n->inputs().size()) + " inputs, schema " + s.str());
+    }
+    if (n->outputs().size() != s.returns.size()) {
+      fail(n, "has " + std::to_string(n->outputs().size()) + " outputs, schema " + s.str());
+    }
+  }
+
+  const Graph& graph_;
+  std::unordered_set<const Value*> scope_;
+};
+
+}  // namespace
+
+void verify(const Graph& g) { Verifier(g).run(); }
+
+}  // namespace tsl

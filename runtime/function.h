@@ -1,0 +1,36 @@
+// A compiled TSL function: a typed graph and its Code, callable from the interpreter
+// (CallFunction), from top-level code and from C++.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "runtime/interpreter.h"
+
+namespace tsl {
+
+class Function : public ObjectImpl {
+ public:
+  Function(std::string name, std::shared_ptr<Graph> graph);
+
+  const std::string& name() const { return name_; }
+  const Graph& graph() const { return *graph_; }
+  std::shared_ptr<const Graph> graph_ptr() const { return graph_; }
+  // The compiled program (built on first use).
+  const Code& code();
+  // Runs the function. `inputs` are all graph inputs (hidden globals included).
+  std::vector<IValue> run(std::vector<IValue> inputs);
+
+  std::string repr() const override { return "<function " + name_ + ">"; }
+
+ private:
+  std::string name_;
+  std::shared_ptr<Graph> graph_;
+  std::unique_ptr<Code> code_;
+  std::once_flag compiled_;
+};
+
+}  // namespace tsl
