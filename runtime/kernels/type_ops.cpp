@@ -1,5 +1,5 @@
 // Kernels the frontend's lowering needs beside the Python scalar ops: the trip count
-// of `for i in range(...)` and comparisons of dtypes and devices.
+// of `for i in range(...)`, comparisons of dtypes and devices, and device queries.
 #include "runtime/kernels/kernel.h"
 
 namespace tsl {
@@ -16,6 +16,9 @@ bool ne_dtype(DType a, DType b) { return a != b; }
 bool eq_device(Device a, Device b) { return a == b; }
 bool ne_device(Device a, Device b) { return a != b; }
 
+// This build has CPU kernels only; a CUDA build registers its own answer.
+bool cuda_is_available() { return false; }
+
 }  // namespace
 
 void register_type_kernels() {
@@ -24,6 +27,7 @@ void register_type_kernels() {
   TSL_REGISTER_GENERIC(ne_dtype, ne_dtype);
   TSL_REGISTER_GENERIC(eq_device, eq_device);
   TSL_REGISTER_GENERIC(ne_device, ne_device);
+  TSL_REGISTER_GENERIC(cuda_is_available, cuda_is_available);
 }
 
 }  // namespace tsl
