@@ -191,7 +191,7 @@ class CodeBuilder {
     std::vector<uint32_t> out;
     for (const Value* v : values) {
       uint32_t r = reg(v);
-      if (!constant_regs_.count(r)) out.push_back(r);
+      if (!constant_regs_.count(r) && !pinned_regs_.count(r)) out.push_back(r);
     }
     return out;
   }
@@ -304,6 +304,9 @@ class CodeBuilder {
     // The trip counter lives in the body's first parameter; the condition in a
     // register of its own.
     uint32_t trip = reg(body->params()[0]);
+    // LoopIncrement reads the counter after the body: its last use in the body is
+    // never its last use.
+    pinned_regs_.insert(trip);
     uint32_t cond = fresh_register();
     uint32_t zero = fresh_register();
     constant_regs_.insert(zero);
@@ -376,6 +379,7 @@ class CodeBuilder {
   Code& code_;
   std::unordered_map<const Value*, uint32_t> registers_;
   std::unordered_set<uint32_t> constant_regs_;
+  std::unordered_set<uint32_t> pinned_regs_;  // never freed early (loop trip counters)
   uint32_t num_registers_ = 0;
 };
 
