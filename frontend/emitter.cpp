@@ -444,10 +444,12 @@ bool Emitter::emit_stmts(const ast::Body& body, size_t first) {
       Binding* returned = lookup_local(kReturned);
       TSL_INTERNAL_ASSERT(returned != nullptr, "return flag missing");
       Value* go_on = graph_.insert_op(OpId::not_bool, {returned->value}, Type::bool_(), s.range);
+      // When the rest always exits too, every path has exited: the loop's return
+      // or the rest's (the flags merged by emit_branches say which).
       bool rest_exits = false;
       emit_branches(go_on, s.range, [&] { return emit_stmts(body, i + 1); }, [] { return false; },
                     &rest_exits, nullptr);
-      return false;
+      return rest_exits;
     }
   }
   return false;
@@ -469,7 +471,14 @@ bool Emitter::emit_stmt(const ast::Body& body, size_t i) {
     case ast::StmtKind::AugAssign: emit_aug_assign(ast::as<ast::AugAssign>(s)); return false;
     case ast::StmtKind::AnnAssign: emit_ann_assign(ast::as<ast::AnnAssign>(s)); return false;
     case ast::StmtKind::If: return emit_if(ast::as<ast::If>(s), body, body.size());
-    case ast::StmtKind::While: emit_while(ast::as<ast::While>(s)); return false;
+    case ast::StmtKind::While: {
+      // `while True:` without a `break` leaves only through `return` (or an error):
+      // what follows it is unreachable, so a function may end in such a loop.
+      const auto& w = ast::as<ast::While>(s);
+      emit_while(w);
+      bool forever = w.cond->kind == ast::ExprKind::Bool && ast::as<ast::BoolLit>(*w.cond).value;
+      return forever && !exits_of(w.body, false).brk;
+    }
     case ast::StmtKind::For: emit_for(ast::as<ast::For>(s)); return false;
     case ast::StmtKind::Break:
       if (loops_.empty()) compile_error(s.range, "'break' outside loop");
@@ -508,7 +517,11 @@ Node* Emitter::emit_branches(Value* cond, const SourceRange& range, const std::f
   bool else_exits = with_block(graph_, block_, scope_, else_block, &else_scope, else_fn);
   if (then_exits_out) *then_exits_out = then_exits;
   if (else_exits_out) *else_exits_out = else_exits;
-  if (then_exits && else_exits) return n;
+  auto returns_only = [](bool exits, const Scope& sc) {
+    return exits && !sc.own().count(kBroke) && !sc.own().count(kContinued);
+  };
+  bool drop_then = returns_only(then_exits, then_scope);
+  bool drop_else = returns_only(else_exits, else_scope);
 
   // Merge the variables either branch assigned.
   std::vector<std::string> names;
@@ -522,9 +535,13 @@ Node* Emitter::emit_branches(Value* cond, const SourceRange& range, const std::f
     Binding* eb = else_scope.find(name);
     Binding* outer = scope_->find(name);
     bool top_level_maybe = mode_ == Mode::TopLevel && !is_flag(name);
-    // A branch that always exits never reaches the merge: the other side decides.
-    if (then_exits) tb = nullptr;
-    if (else_exits) eb = nullptr;
+    // A branch that always leaves by `return` hands on only the exit flags and the
+    // return value (to the loop condition and the function's end): for ordinary
+    // variables the other side decides, which keeps `if x is None: return`
+    // refining x. A branch that may leave by `break` or `continue` hands on its
+    // variables too: they flow to the code after the loop or the next iteration.
+    if (drop_then && !is_flag(name)) tb = nullptr;
+    if (drop_else && !is_flag(name)) eb = nullptr;
     if (!tb && !eb) continue;
     if ((!tb || !eb) && !outer && !is_flag(name) && !(then_exits || else_exits) && !top_level_maybe) {
       const Binding* one = tb ? tb : eb;
@@ -533,7 +550,12 @@ Node* Emitter::emit_branches(Value* cond, const SourceRange& range, const std::f
       continue;
     }
     TypePtr type;
-    if (tb && eb) {
+    // A top-level variable first assigned inside an enclosing loop has a placeholder
+    // type until the loop body assigns it (see emit_loop): the other side decides.
+    auto pending = [&](const Binding* x) { return x && x->value->type() == pending_return_type_; };
+    if (tb && eb && (pending(tb) || pending(eb))) {
+      type = pending(tb) ? eb->value->type() : tb->value->type();
+    } else if (tb && eb) {
       type = unify_types(tb->value->type(), eb->value->type());
       if (!type) {
         SourceError err(SourceError::Kind::Compile, range,
@@ -550,7 +572,7 @@ Node* Emitter::emit_branches(Value* cond, const SourceRange& range, const std::f
       if (binding) return binding->value;
       // This side never reaches the merge or never assigned the name: a placeholder.
       Binding* found = s->find(name);
-      if (found && !(b == then_block ? then_exits : else_exits)) return found->value;
+      if (found && (is_flag(name) || !(b == then_block ? drop_then : drop_else))) return found->value;
       InsertPointGuard g(graph_, b);
       Node* u = graph_.insert(graph_.create(OpId::Uninitialized, {}, 1));
       u->output()->set_type(type);
@@ -558,11 +580,11 @@ Node* Emitter::emit_branches(Value* cond, const SourceRange& range, const std::f
     };
     Value* tv = value_in(then_block, &then_scope, tb);
     Value* ev = value_in(else_block, &else_scope, eb);
-    if (!tv->type()->equals(*type)) {
+    if (!tv->type()->equals(*type) && tv->type() != pending_return_type_) {
       InsertPointGuard g(graph_, then_block);
       tv = convert_to(tv, type, range, "variable '" + name + "'");
     }
-    if (!ev->type()->equals(*type)) {
+    if (!ev->type()->equals(*type) && ev->type() != pending_return_type_) {
       InsertPointGuard g(graph_, else_block);
       ev = convert_to(ev, type, range, "variable '" + name + "'");
     }
@@ -663,8 +685,9 @@ bool Emitter::emit_if(const ast::If& s, const ast::Body& body, size_t rest) {
       if (k == flags.size()) return emit_stmts(body, rest);
       Value* flag = read_variable(flags[k], s.range);
       Value* go_on = graph_.insert_op(OpId::not_bool, {flag}, Type::bool_(), s.range);
-      emit_branches(go_on, s.range, [&] { return guarded(k + 1); }, [] { return false; });
-      return false;
+      bool rest_exits = false;
+      emit_branches(go_on, s.range, [&] { return guarded(k + 1); }, [] { return false; }, &rest_exits);
+      return rest_exits;
     };
     return guarded(0);
   }
