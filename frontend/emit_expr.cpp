@@ -34,7 +34,6 @@ std::string builtin_op_name(const std::string& name) {
   if (name == "float") return "Float";
   if (name == "int") return "Int";
   if (name == "bool") return "Bool";
-  if (name == "str") return "Str";
   return name;
 }
 
@@ -905,6 +904,9 @@ Value* Emitter::emit_tensor_index(Value* t, const ast::Subscript& s) {
   // tensor indices become one `index` op applied afterwards at their dims.
   const SourceRange& r = s.range;
   auto int_const = [&](int64_t v) { return constant(IValue(v), Type::int_(), r); };
+  // Indexing keeps the dtype (so `x[0, 0].item()` of an int tensor is an int).
+  std::optional<DType> dtype = t->type()->tensor_dtype();
+  const TypePtr result_type = dtype ? Type::tensor(*dtype) : Type::tensor();
   size_t ellipsis = s.indices.size();
   for (size_t i = 0; i < s.indices.size(); ++i) {
     if (s.indices[i]->kind == ast::ExprKind::Ellipsis) {
@@ -916,7 +918,7 @@ Value* Emitter::emit_tensor_index(Value* t, const ast::Subscript& s) {
   auto apply = [&](const ast::Expr& e, int64_t& dim, bool from_end) {
     switch (e.kind) {
       case ast::ExprKind::None:
-        t = graph_.insert_op(OpId::unsqueeze, {t, int_const(dim)}, Type::tensor(), e.range);
+        t = graph_.insert_op(OpId::unsqueeze, {t, int_const(dim)}, result_type, e.range);
         if (!from_end) ++dim; else --dim;
         return;
       case ast::ExprKind::Slice: {
@@ -932,14 +934,14 @@ Value* Emitter::emit_tensor_index(Value* t, const ast::Subscript& s) {
         Value* step = sl.step ? emit_expr(*sl.step) : int_const(1);
         if (step->type()->kind() != TypeKind::Int) compile_error(sl.step->range, "slice step must be int");
         bool full = !sl.lower && !sl.upper && !sl.step;
-        if (!full) t = graph_.insert_op(OpId::slice, {t, int_const(dim), start, end, step}, Type::tensor(), e.range);
+        if (!full) t = graph_.insert_op(OpId::slice, {t, int_const(dim), start, end, step}, result_type, e.range);
         if (!from_end) ++dim; else --dim;
         return;
       }
       default: {
         Value* i = emit_expr(e);
         if (i->type()->kind() == TypeKind::Int) {
-          t = graph_.insert_op(OpId::select, {t, int_const(dim), i}, Type::tensor(), e.range);
+          t = graph_.insert_op(OpId::select, {t, int_const(dim), i}, result_type, e.range);
           return;  // the dim disappears; the next index addresses the same position
         }
         if (i->type()->kind() == TypeKind::List) {
@@ -980,7 +982,7 @@ Value* Emitter::emit_tensor_index(Value* t, const ast::Subscript& s) {
     Node* list = graph_.insert(graph_.create(OpId::ListConstruct, wrapped, 1));
     list->set_range(r);
     list->output()->set_type(Type::list(Type::optional(Type::tensor())));
-    t = graph_.insert_op(OpId::index, {t, list->output()}, Type::tensor(), r);
+    t = graph_.insert_op(OpId::index, {t, list->output()}, result_type, r);
   }
   return t;
 }

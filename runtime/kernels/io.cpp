@@ -28,7 +28,7 @@ void print_kernel(KernelArgs& a) {
   std::cout << line;
   // Keep the order of stdout and stderr when both go to one terminal or file.
   if (end.find('\n') != std::string::npos) std::cout.flush();
-  a.out(0) = IValue();
+  if (a.num_outputs() > 0) a.out(0) = IValue();
 }
 
 // '{} and {:.3f}'.format(a, b): replacement fields {}, {0}, {!r}, {:spec}; {{ and }}

@@ -203,7 +203,8 @@ void call_boxed(KernelArgs& a, std::index_sequence<I...>) {
   using R = typename Traits::Result;
   if constexpr (std::is_void_v<R>) {
     Fn(ArgConv<std::tuple_element_t<I, typename Traits::ArgsTuple>>::get(a.in(I))...);
-    a.out(0) = IValue();
+    // A None-returning op's node may have no output at all (an expression statement).
+    if (a.num_outputs() > 0) a.out(0) = IValue();
   } else {
     ResultConv<R>::put(a, Fn(ArgConv<std::tuple_element_t<I, typename Traits::ArgsTuple>>::get(a.in(I))...));
   }

@@ -310,7 +310,7 @@ void slice_list(KernelArgs& a) {
 
 void append_list(KernelArgs& a) {
   a.in(0).to_list().elements.push_back(a.in(1));
-  a.out(0) = IValue();
+  if (a.num_outputs() > 0) a.out(0) = IValue();
 }
 
 void add_list(KernelArgs& a) {

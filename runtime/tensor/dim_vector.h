@@ -92,7 +92,8 @@ class DimVector {
   void assign(const int64_t* values, size_t n) {
     size_ = 0;
     reserve(n);
-    std::memcpy(data(), values, n * sizeof(int64_t));
+    // An empty source may be a null pointer, which memcpy must not see even for 0 bytes.
+    if (n > 0) std::memcpy(data(), values, n * sizeof(int64_t));
     size_ = n;
   }
   void free_heap() {

@@ -52,8 +52,16 @@ Tensor Tensor::scalar(Scalar value, DType dtype, Device device) {
   return out;
 }
 
-int64_t Tensor::size(int64_t d) const { return sizes()[wrap_dim(d, dim())]; }
-int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim(d, dim())]; }
+// wrap_dim lets a 0-dim tensor take dim 0 or -1 (reductions treat it as one
+// element); a 0-dim tensor still has no size or stride to read.
+int64_t Tensor::size(int64_t d) const {
+  TSL_CHECK(dim() > 0, "Dimension specified as ", d, " but tensor has no dimensions");
+  return sizes()[wrap_dim(d, dim())];
+}
+int64_t Tensor::stride(int64_t d) const {
+  TSL_CHECK(dim() > 0, "Dimension specified as ", d, " but tensor has no dimensions");
+  return strides()[wrap_dim(d, dim())];
+}
 
 Tensor Tensor::as_strided(std::span<const int64_t> sizes, std::span<const int64_t> strides,
                           int64_t storage_offset) const {

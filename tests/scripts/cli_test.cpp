@@ -111,7 +111,7 @@ TEST(CommandLine, CompileErrorsExitWithTwoAndRuntimeErrorsWithOne) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("<string>:2:7: error: integer division or modulo by zero"), std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("print(x // 0)\n      ^"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("    print(x // 0)\n          ^~~~~~\n"), std::string::npos) << r.err;
 }
 
 TEST(CommandLine, OutputBeforeAnErrorIsKept) {

@@ -1,0 +1,322 @@
+// Indexing by tensors: advanced indexing x[idx] (int64 and bool tensors, one per dim,
+// broadcast together), index_select and gather. The results are copies.
+#include <cstring>
+
+#include "runtime/kernels/cpu/shape_kernels.h"
+#include "runtime/kernels/cpu/strided.h"
+#include "runtime/kernels/kernel.h"
+
+namespace tsl::cpu {
+namespace {
+
+// Checks `i` against a dim of `size` and wraps a negative index.
+inline int64_t checked_index(int64_t i, int64_t size, int64_t dim) {
+  if (i < -size || i >= size) [[unlikely]] {
+    TSL_ERROR("index ", i, " is out of bounds for dimension ", dim, " with size ", size);
+  }
+  return i < 0 ? i + size : i;
+}
+
+// The coordinates of the true elements of `mask` (k dims): k int64 vectors, as
+// PyTorch turns a bool index into `mask.nonzero()` columns.
+std::vector<Tensor> mask_to_indices(const Tensor& mask) {
+  Tensor m = mask.contiguous();
+  const bool* data = m.data_ptr<bool>();
+  int64_t count = 0;
+  for (int64_t i = 0; i < m.numel(); ++i) count += data[i] ? 1 : 0;
+  int64_t k = m.dim();
+  std::vector<Tensor> columns;
+  std::vector<int64_t*> out;
+  for (int64_t j = 0; j < k; ++j) {
+    columns.push_back(Tensor::empty(std::vector<int64_t>{count}, DType::Int64));
+    out.push_back(columns.back().data_ptr<int64_t>());
+  }
+  int64_t row = 0;
+  for (int64_t i = 0; i < m.numel(); ++i) {
+    if (!data[i]) continue;
+    int64_t rest = i;
+    for (int64_t j = k - 1; j >= 0; --j) {
+      out[j][row] = rest % m.sizes()[j];
+      rest /= m.sizes()[j];
+    }
+    ++row;
+  }
+  return columns;
+}
+
+// One int64 index tensor (or none) per dim of `self`, masks expanded into their
+// coordinate vectors; checks dtypes, mask shapes and the number of indices.
+std::vector<Tensor> expand_index_list(const Tensor& self,
+                                      const std::vector<std::optional<Tensor>>& indices) {
+  std::vector<Tensor> result;
+  for (const std::optional<Tensor>& index : indices) {
+    if (!index || !index->defined()) {
+      result.emplace_back();
+      continue;
+    }
+    const Tensor& idx = *index;
+    TSL_CHECK(idx.device().is_cpu(), "index: expected CPU index tensors");
+    if (idx.dtype() == DType::Bool) {
+      int64_t first = static_cast<int64_t>(result.size());
+      TSL_CHECK(idx.dim() > 0, "index: a 0-dim bool index is not supported");
+      for (int64_t j = 0; j < idx.dim(); ++j) {
+        TSL_CHECK(first + j < self.dim(), "too many indices for tensor of dimension ", self.dim());
+        TSL_CHECK(idx.sizes()[j] == self.sizes()[first + j], "The shape of the mask ",
+                  shape_str(idx.sizes()), " at index ", j,
+                  " does not match the shape of the indexed tensor ", shape_str(self.sizes()),
+                  " at index ", first + j);
+      }
+      for (Tensor& column : mask_to_indices(idx)) result.push_back(std::move(column));
+      continue;
+    }
+    TSL_CHECK(idx.dtype() == DType::Int64,
+              "tensors used as indices must be long, int, byte or bool tensors, got ",
+              dtype_name(idx.dtype()));
+    result.push_back(idx);
+  }
+  TSL_CHECK(static_cast<int64_t>(result.size()) <= self.dim(),
+            "too many indices for tensor of "
+            "dimension ",
+            self.dim(), " (got ", result.size(), ")");
+  result.resize(static_cast<size_t>(self.dim()));
+  return result;
+}
+
+// The broadcast shape of the defined index tensors, with PyTorch's message.
+DimVector broadcast_indices(const std::vector<Tensor>& indices) {
+  DimVector shape;
+  bool first = true;
+  for (const Tensor& idx : indices) {
+    if (!idx.defined()) continue;
+    if (first) {
+      shape = idx.sizes();
+      first = false;
+      continue;
+    }
+    try {
+      shape = broadcast_shapes(shape, idx.sizes());
+    } catch (const Error&) {
+      std::string shapes;
+      for (const Tensor& i : indices) {
+        if (!i.defined()) continue;
+        if (!shapes.empty()) shapes += ", ";
+        shapes += shape_str(i.sizes());
+      }
+      TSL_ERROR("shape mismatch: indexing tensors could not be broadcast together with shapes ",
+                shapes);
+    }
+  }
+  return shape;
+}
+
+// The strides of `t` seen as a tensor of `shape` (right-aligned broadcasting).
+DimVector broadcast_strides(const Tensor& t, const DimVector& shape) {
+  DimVector strides(shape.size(), 0);
+  size_t lead = shape.size() - t.sizes().size();
+  for (size_t d = 0; d < t.sizes().size(); ++d) {
+    strides[lead + d] = t.sizes()[d] == 1 ? 0 : t.strides()[d];
+  }
+  return strides;
+}
+
+// For each position of the broadcast index shape, the element offset in `self` that
+// the indexed dims select: sum over k of wrap(index_k) * stride_k.
+Tensor index_offsets(const Tensor& self, const std::vector<Tensor>& indices,
+                     const DimVector& shape) {
+  Tensor offsets = Tensor::empty(shape, DType::Int64);
+  int64_t* off = offsets.data_ptr<int64_t>();
+  std::fill(off, off + offsets.numel(), 0);
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    const Tensor& idx = indices[d];
+    if (!idx.defined()) continue;
+    DimVector strides = broadcast_strides(idx, shape);
+    const std::span<const int64_t> all[2] = {offsets.strides().span(), strides.span()};
+    const int64_t* in = idx.data_ptr<int64_t>();
+    int64_t size = self.sizes()[d];
+    int64_t stride = self.strides()[d];
+    for_each_offset<2>(shape.span(), all, [&](const int64_t* o) {
+      off[o[0]] += checked_index(in[o[1]], size, d) * stride;
+    });
+  }
+  return offsets;
+}
+
+// Gathers out[...] = src[base(...) + offsets[...]] over the output shape.
+void gather_by_offsets(const Tensor& out, const Tensor& self, const DimVector& self_strides,
+                       const Tensor& offsets, const DimVector& offset_strides) {
+  const std::span<const int64_t> all[3] = {out.strides().span(), self_strides.span(),
+                                           offset_strides.span()};
+  const int64_t* off = offsets.data_ptr<int64_t>();
+  TSL_DISPATCH_ALL(self.dtype(), "index", [&] {
+    scalar_t* dst = out.data_ptr<scalar_t>();
+    const scalar_t* src = self.data_ptr<scalar_t>();
+    for_each_offset<3>(out.sizes().span(), all,
+                       [&](const int64_t* o) { dst[o[0]] = src[o[1] + off[o[2]]]; });
+  });
+}
+
+// out[o, i, :] = src[o, ids[i], :] for a contiguous `src` split at dim `d`: one
+// memcpy per row, the common case of x[idx] and index_select. `ids` are in range.
+void copy_rows(const Tensor& out, const Tensor& src, int64_t d, const int64_t* ids, int64_t n) {
+  int64_t outer = 1;
+  int64_t inner = 1;
+  for (int64_t k = 0; k < d; ++k) outer *= src.sizes()[k];
+  for (int64_t k = d + 1; k < src.dim(); ++k) inner *= src.sizes()[k];
+  int64_t size = src.dim() == 0 ? 1 : src.sizes()[d];
+  size_t row = static_cast<size_t>(inner) * element_size(src.dtype());
+  const char* in = static_cast<const char*>(src.raw_data());
+  char* dst = static_cast<char*>(out.raw_data());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(dst + static_cast<size_t>(o * n + i) * row,
+                  in + static_cast<size_t>(o * size + ids[i]) * row, row);
+    }
+  }
+}
+
+// x[idx] with one 1-D index on a contiguous tensor: wrap and check the indices, then
+// copy whole rows.
+Tensor index_rows(const Tensor& self, int64_t d, const Tensor& idx) {
+  Tensor ids = Tensor::empty(idx.sizes(), DType::Int64);
+  int64_t n = idx.numel();
+  int64_t* out_ids = ids.data_ptr<int64_t>();
+  const int64_t* in_ids = idx.data_ptr<int64_t>();
+  int64_t stride = idx.strides()[0];
+  for (int64_t i = 0; i < n; ++i)
+    out_ids[i] = checked_index(in_ids[i * stride], self.sizes()[d], d);
+  DimVector out_sizes = self.sizes();
+  out_sizes[d] = n;
+  Tensor out = Tensor::empty(out_sizes, self.dtype());
+  if (out.numel() > 0) copy_rows(out, self, d, out_ids, n);
+  return out;
+}
+
+}  // namespace
+
+// PyTorch's rule for where the indexed dims go: when the index tensors sit on
+// adjacent dims, the broadcast index shape replaces them in place; when None dims
+// separate them, it comes first, followed by the dims that were not indexed.
+Tensor index(const Tensor& self, std::vector<std::optional<Tensor>> index_list) {
+  TSL_CHECK(self.device().is_cpu(), "index: expected a CPU tensor");
+  std::vector<Tensor> indices = expand_index_list(self, index_list);
+  int64_t first = -1;
+  int64_t last = -1;
+  bool adjacent = true;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (!indices[d].defined()) continue;
+    if (first < 0)
+      first = d;
+    else if (last != d - 1)
+      adjacent = false;
+    last = d;
+  }
+  if (first < 0) return clone(self);
+  if (first == last && indices[first].dim() == 1 && self.is_contiguous()) {
+    return index_rows(self, first, indices[first]);
+  }
+  DimVector bshape = broadcast_indices(indices);
+  Tensor offsets = index_offsets(self, indices, bshape);
+
+  DimVector out_shape;
+  DimVector self_strides;    // over the output shape; 0 on the index dims
+  DimVector offset_strides;  // over the output shape; 0 on the kept dims
+  auto add_kept = [&](int64_t d) {
+    out_shape.push_back(self.sizes()[d]);
+    self_strides.push_back(self.strides()[d]);
+    offset_strides.push_back(0);
+  };
+  auto add_index_dims = [&] {
+    for (size_t k = 0; k < bshape.size(); ++k) {
+      out_shape.push_back(bshape[k]);
+      self_strides.push_back(0);
+      offset_strides.push_back(offsets.strides()[k]);
+    }
+  };
+  if (!adjacent) add_index_dims();
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (indices[d].defined()) {
+      if (adjacent && d == first) add_index_dims();
+      continue;
+    }
+    add_kept(d);
+  }
+  Tensor out = Tensor::empty(out_shape, self.dtype());
+  if (out.numel() > 0) gather_by_offsets(out, self, self_strides, offsets, offset_strides);
+  return out;
+}
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  TSL_CHECK(self.device().is_cpu() && index.device().is_cpu(),
+            "index_select: expected CPU tensors");
+  TSL_CHECK(index.dim() <= 1, "index_select(): Index is supposed to be a vector, got a ",
+            index.dim(), "-D tensor");
+  TSL_CHECK(index.dtype() == DType::Int64, "index_select(): Expected dtype int64 for index, got ",
+            dtype_name(index.dtype()));
+  int64_t d = wrap_dim(dim, self.dim());
+  Tensor src = self.contiguous();
+  Tensor idx = index.contiguous();
+  int64_t n = idx.numel();
+  int64_t size = self.dim() == 0 ? 1 : self.sizes()[d];
+  DimVector out_sizes = self.sizes();
+  if (self.dim() > 0)
+    out_sizes[d] = n;
+  else
+    TSL_CHECK(n == 1, "index_select(): Index to scalar can have only 1 value, got ", n,
+              " value(s)");
+  Tensor out = Tensor::empty(out_sizes, self.dtype());
+  const int64_t* ids = idx.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    TSL_CHECK(ids[i] >= 0 && ids[i] < size, "index_select(): index ", ids[i],
+              " is out of range for dimension ", d, " with size ", size);
+  }
+  if (out.numel() > 0) copy_rows(out, src, d, ids, n);
+  return out;
+}
+
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
+  TSL_CHECK(self.device().is_cpu() && index.device().is_cpu(), "gather: expected CPU tensors");
+  TSL_CHECK(index.dtype() == DType::Int64, "gather(): Expected dtype int64 for index, got ",
+            dtype_name(index.dtype()));
+  int64_t d = wrap_dim(dim, self.dim());
+  TSL_CHECK(std::max<int64_t>(index.dim(), 1) == std::max<int64_t>(self.dim(), 1),
+            "Index tensor must have the same number of dimensions as input tensor");
+  for (int64_t k = 0; k < index.dim() && self.dim() > 0; ++k) {
+    if (k == d) continue;
+    TSL_CHECK(index.sizes()[k] <= self.sizes()[k], "Size does not match at dimension ", k,
+              " expected index ", shape_str(index.sizes()), " to be smaller than self ",
+              shape_str(self.sizes()), " apart from dimension ", d);
+  }
+  Tensor out = Tensor::empty(index.sizes(), self.dtype());
+  if (out.numel() == 0) return out;
+  int64_t size = self.dim() == 0 ? 1 : self.sizes()[d];
+  int64_t stride = self.dim() == 0 ? 0 : self.strides()[d];
+  // self's strides over the index shape, 0 along `dim` (the index supplies it).
+  DimVector self_strides(static_cast<size_t>(index.dim()), 0);
+  if (self.dim() > 0 && self.dim() == index.dim()) {
+    self_strides = self.strides();
+    self_strides[d] = 0;
+  }
+  const std::span<const int64_t> all[3] = {out.strides().span(), index.strides().span(),
+                                           self_strides.span()};
+  const int64_t* ids = index.data_ptr<int64_t>();
+  TSL_DISPATCH_ALL(self.dtype(), "gather", [&] {
+    scalar_t* dst = out.data_ptr<scalar_t>();
+    const scalar_t* src = self.data_ptr<scalar_t>();
+    for_each_offset<3>(index.sizes().span(), all, [&](const int64_t* o) {
+      int64_t i = ids[o[1]];
+      if (i < 0 || i >= size) [[unlikely]] {
+        TSL_ERROR("index ", i, " is out of bounds for dimension ", d, " with size ", size);
+      }
+      dst[o[0]] = src[o[2] + i * stride];
+    });
+  });
+  return out;
+}
+
+void register_index_kernels() {
+  TSL_REGISTER_CPU(index, index);
+  TSL_REGISTER_CPU(index_select, index_select);
+  TSL_REGISTER_CPU(gather, gather);
+}
+
+}  // namespace tsl::cpu
