@@ -1,8 +1,175 @@
-// CPU kernels: reduction (placeholder until the kernels land).
-#include "runtime/kernels/kernel.h"
+// CPU kernels: sums, products, extrema and boolean reductions over dims or the whole
+// tensor. The other reductions live in reduction_index.cpp (max.dim, argmax, ...),
+// reduction_stats.cpp (var, std, norm, logsumexp) and reduction_scan.cpp (cumsum).
+#include "runtime/kernels/cpu/reduction_common.h"
 
 namespace tsl {
+namespace cpu {
+namespace {
 
-void register_cpu_reduction_kernels() {}
+Tensor cast_to(const Tensor& x, DType dtype) {
+  if (x.dtype() == dtype) return x;
+  Tensor out = Tensor::empty(x.sizes(), dtype);
+  copy_into(out, x);
+  return out;
+}
+
+// Sums and products of integers and bools are int64, as in PyTorch.
+template <typename T>
+using widened_t = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+
+DType widened_dtype(DType t) { return is_floating(t) ? t : DType::Int64; }
+
+template <typename T>
+struct Cast {
+  template <typename A>
+  T operator()(A acc) const {
+    return static_cast<T>(acc);
+  }
+};
+
+// sum and prod: accumulate in the wide type, then convert to the requested dtype.
+template <template <typename> class OpT>
+Tensor sum_like(const Tensor& self, DimMask mask, bool keepdim, std::optional<DType> dtype) {
+  Tensor x = dtype ? cast_to(self, *dtype) : self;
+  ReducePlan p = plan_reduction(x, mask, keepdim);
+  Tensor out = Tensor::empty(p.out_sizes, widened_dtype(x.dtype()));
+  TSL_DISPATCH_ALL(x.dtype(), "sum", [&] {
+    using Out = widened_t<scalar_t>;
+    reduce_plan<OpT<scalar_t>, scalar_t>(OpT<scalar_t>{}, p, out.data_ptr<Out>(), Cast<Out>{});
+  });
+  if (dtype && *dtype != out.dtype()) return cast_to(out, *dtype);
+  return out;
+}
+
+// amax, amin, max and min keep the input's dtype.
+template <bool kMax>
+Tensor extremum(const Tensor& x, DimMask mask, bool keepdim) {
+  ReducePlan p = plan_reduction(x, mask, keepdim);
+  Tensor out = Tensor::empty(p.out_sizes, x.dtype());
+  TSL_DISPATCH_ALL(x.dtype(), "amax", [&] {
+    using Op = std::conditional_t<kMax, MaxFor<scalar_t>, MinFor<scalar_t>>;
+    reduce_plan<Op, scalar_t>(Op{}, p, out.data_ptr<scalar_t>(), Cast<scalar_t>{});
+  });
+  return out;
+}
+
+void check_nonempty_dims(const char* name, const Tensor& x, DimMask mask) {
+  int64_t d = first_empty_reduced_dim(x, mask);
+  TSL_CHECK(d < 0, name, "(): Expected reduction dim ", d, " to have non-zero size.");
+}
+
+template <typename In>
+struct AnyOp {
+  using Acc = uint8_t;
+  Acc identity() const { return 0; }
+  Acc map(In v) const { return v != In(0); }
+  Acc combine(Acc a, Acc b) const { return a | b; }
+};
+
+template <typename In>
+struct AllOp {
+  using Acc = uint8_t;
+  Acc identity() const { return 1; }
+  Acc map(In v) const { return v != In(0); }
+  Acc combine(Acc a, Acc b) const { return a & b; }
+};
+
+template <template <typename> class OpT>
+Tensor boolean_reduce(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  DimMask mask = dim ? single_dim_mask(*dim, x.dim()) : all_dims_mask(x.dim());
+  ReducePlan p = plan_reduction(x, mask, keepdim && dim.has_value());
+  Tensor out = Tensor::empty(p.out_sizes, DType::Bool);
+  TSL_DISPATCH_ALL(x.dtype(), "all", [&] {
+    reduce_plan<OpT<scalar_t>, scalar_t>(OpT<scalar_t>{}, p, out.data_ptr<bool>(), Cast<bool>{});
+  });
+  return out;
+}
+
+// ---- Kernels ----
+
+Tensor sum(const Tensor& self, std::optional<std::vector<int64_t>> dim, bool keepdim,
+           std::optional<DType> dtype) {
+  return sum_like<SumOp>(self, reduce_mask(dim, self.dim()), keepdim, dtype);
+}
+
+Tensor mean(const Tensor& self, std::optional<std::vector<int64_t>> dim, bool keepdim,
+            std::optional<DType> dtype) {
+  DType t = dtype.value_or(self.dtype());
+  TSL_CHECK(is_floating(t), "mean(): could not infer output dtype. ", dtype ? "Optional" : "Input",
+            " dtype must be either a floating point or complex "
+            "dtype. Got: ",
+            dtype_torch_name(t));
+  Tensor x = cast_to(self, t);
+  ReducePlan p = plan_reduction(x, reduce_mask(dim, x.dim()), keepdim);
+  Tensor out = Tensor::empty(p.out_sizes, t);
+  TSL_DISPATCH_FLOATING(t, "mean", [&] {
+    double n = static_cast<double>(p.reduce);
+    reduce_plan<SumOp<scalar_t>, scalar_t>(
+        SumOp<scalar_t>{}, p, out.data_ptr<scalar_t>(),
+        [n](double acc) { return static_cast<scalar_t>(acc / n); });
+  });
+  return out;
+}
+
+Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+            std::optional<DType> dtype) {
+  DimMask mask = dim ? single_dim_mask(*dim, self.dim()) : all_dims_mask(self.dim());
+  return sum_like<ProdOp>(self, mask, keepdim && dim.has_value(), dtype);
+}
+
+Tensor amax(const Tensor& self, std::vector<int64_t> dim, bool keepdim) {
+  DimMask mask = reduce_mask(dim, self.dim());
+  check_nonempty_dims("amax", self, mask);
+  return extremum<true>(self, mask, keepdim);
+}
+
+Tensor amin(const Tensor& self, std::vector<int64_t> dim, bool keepdim) {
+  DimMask mask = reduce_mask(dim, self.dim());
+  check_nonempty_dims("amin", self, mask);
+  return extremum<false>(self, mask, keepdim);
+}
+
+template <bool kMax>
+Tensor extremum_all(const Tensor& self) {
+  TSL_CHECK(self.numel() > 0, kMax ? "max" : "min",
+            "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+            "reduction dim with the 'dim' argument.");
+  return extremum<kMax>(self, all_dims_mask(self.dim()), false);
+}
+
+Tensor max_all(const Tensor& self) { return extremum_all<true>(self); }
+Tensor min_all(const Tensor& self) { return extremum_all<false>(self); }
+
+Tensor all(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return boolean_reduce<AllOp>(self, dim, keepdim);
+}
+
+Tensor any(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return boolean_reduce<AnyOp>(self, dim, keepdim);
+}
+
+}  // namespace
+
+void register_reduction_index_kernels();
+void register_reduction_stats_kernels();
+void register_reduction_scan_kernels();
+
+}  // namespace cpu
+
+void register_cpu_reduction_kernels() {
+  TSL_REGISTER_CPU(sum, cpu::sum);
+  TSL_REGISTER_CPU(mean, cpu::mean);
+  TSL_REGISTER_CPU(prod, cpu::prod);
+  TSL_REGISTER_CPU(amax, cpu::amax);
+  TSL_REGISTER_CPU(amin, cpu::amin);
+  TSL_REGISTER_CPU(max, cpu::max_all);
+  TSL_REGISTER_CPU(min, cpu::min_all);
+  TSL_REGISTER_CPU(all, cpu::all);
+  TSL_REGISTER_CPU(any, cpu::any);
+  cpu::register_reduction_index_kernels();
+  cpu::register_reduction_stats_kernels();
+  cpu::register_reduction_scan_kernels();
+}
 
 }  // namespace tsl

@@ -1,0 +1,208 @@
+// CPU kernels: reductions that need more than one pass or a transform of each element:
+// var, std (two passes: mean, then squared deviations, in double), norm and logsumexp
+// (max first, so exp never overflows).
+#include "runtime/kernels/cpu/reduction_common.h"
+
+namespace tsl::cpu {
+namespace {
+
+template <typename Op, typename T>
+typename Op::Acc reduce_span(const Op& op, const T* x, int64_t n, bool whole) {
+  return whole ? reduce_all(op, x, n) : reduce_row(op, x, n);
+}
+
+// out = finish(a1, a2) where a1 reduces with `first` and a2 with make_second(a1).
+template <typename T, typename First, typename MakeSecond, typename Finish>
+void two_pass(const ReducePlan& p, T* out, const First& first, const MakeSecond& make_second,
+              const Finish& finish) {
+  const T* x = p.input.data_ptr<T>();
+  if (p.outer * p.inner == 0) return;
+  if (p.inner == 1) {
+    bool whole = p.outer == 1;
+    parallel_units(p.outer, p.reduce, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        const T* row = x + o * p.reduce;
+        auto a1 = reduce_span(first, row, p.reduce, whole);
+        auto a2 = reduce_span(make_second(a1), row, p.reduce, whole);
+        out[o] = finish(a1, a2);
+      }
+    });
+    return;
+  }
+  using Acc1 = typename First::Acc;
+  using Acc2 = typename decltype(make_second(std::declval<Acc1>()))::Acc;
+  int64_t tiles = (p.inner + kColumnTile - 1) / kColumnTile;
+  parallel_units(p.outer * tiles, 2 * p.reduce * kColumnTile, [&](int64_t b, int64_t e) {
+    Acc1 acc1[kColumnTile];
+    Acc2 acc2[kColumnTile];
+    for (int64_t u = b; u < e; ++u) {
+      int64_t o = u / tiles;
+      int64_t t0 = (u % tiles) * kColumnTile;
+      int64_t w = std::min(kColumnTile, p.inner - t0);
+      const T* base = x + o * p.reduce * p.inner + t0;
+      for (int64_t j = 0; j < w; ++j) acc1[j] = first.identity();
+      for (int64_t r = 0; r < p.reduce; ++r) {
+        const T* row = base + r * p.inner;
+        for (int64_t j = 0; j < w; ++j) acc1[j] = first.combine(acc1[j], first.map(row[j]));
+      }
+      for (int64_t j = 0; j < w; ++j) acc2[j] = make_second(acc1[j]).identity();
+      for (int64_t r = 0; r < p.reduce; ++r) {
+        const T* row = base + r * p.inner;
+        for (int64_t j = 0; j < w; ++j) {
+          auto second = make_second(acc1[j]);
+          acc2[j] = second.combine(acc2[j], second.map(row[j]));
+        }
+      }
+      T* dst = out + o * p.inner + t0;
+      for (int64_t j = 0; j < w; ++j) dst[j] = finish(acc1[j], acc2[j]);
+    }
+  });
+}
+
+template <typename T>
+struct SquaredDeviationOp {
+  using Acc = double;
+  double mean;
+  Acc identity() const { return 0; }
+  Acc map(T v) const {
+    double d = static_cast<double>(v) - mean;
+    return d * d;
+  }
+  Acc combine(Acc a, Acc b) const { return a + b; }
+};
+
+Tensor var_impl(const Tensor& self, DimMask mask, bool unbiased, bool keepdim, bool take_sqrt) {
+  TSL_CHECK(is_floating(self.dtype()),
+            "std and var only support floating point and complex dtypes");
+  ReducePlan p = plan_reduction(self, mask, keepdim);
+  Tensor out = Tensor::empty(p.out_sizes, self.dtype());
+  double n = static_cast<double>(p.reduce);
+  double divisor = std::max(0.0, n - (unbiased ? 1.0 : 0.0));
+  TSL_DISPATCH_FLOATING(self.dtype(), "var", [&] {
+    using T = scalar_t;
+    two_pass<T>(
+        p, out.data_ptr<T>(), SumOp<T>{},
+        [n](double sum) { return SquaredDeviationOp<T>{sum / n}; },
+        [divisor, take_sqrt](double, double m2) {
+          double v = m2 / divisor;
+          return static_cast<T>(take_sqrt ? std::sqrt(v) : v);
+        });
+  });
+  return out;
+}
+
+Tensor var(const Tensor& self, bool unbiased) {
+  return var_impl(self, all_dims_mask(self.dim()), unbiased, false, false);
+}
+Tensor var_dim(const Tensor& self, std::optional<std::vector<int64_t>> dim, bool unbiased,
+               bool keepdim) {
+  return var_impl(self, reduce_mask(dim, self.dim()), unbiased, keepdim, false);
+}
+Tensor std_all(const Tensor& self, bool unbiased) {
+  return var_impl(self, all_dims_mask(self.dim()), unbiased, false, true);
+}
+Tensor std_dim(const Tensor& self, std::optional<std::vector<int64_t>> dim, bool unbiased,
+               bool keepdim) {
+  return var_impl(self, reduce_mask(dim, self.dim()), unbiased, keepdim, true);
+}
+
+Tensor logsumexp(const Tensor& self, std::vector<int64_t> dim, bool keepdim) {
+  Tensor x = self;
+  if (!is_floating(x.dtype())) {
+    x = Tensor::empty(self.sizes(), DType::Float32);
+    copy_into(x, self);
+  }
+  ReducePlan p = plan_reduction(x, reduce_mask(dim, x.dim()), keepdim);
+  Tensor out = Tensor::empty(p.out_sizes, x.dtype());
+  TSL_DISPATCH_FLOATING(x.dtype(), "logsumexp", [&] {
+    using T = scalar_t;
+    // An infinite maximum shifts by 0 (PyTorch does the same): all -inf gives -inf,
+    // any +inf gives +inf, instead of inf - inf = nan.
+    auto shift_of = [](T m) { return std::isinf(m) ? T(0) : m; };
+    two_pass<T>(
+        p, out.data_ptr<T>(), FloatMaxOp<T>{}, [shift_of](T m) { return ExpSumOp<T>{shift_of(m)}; },
+        [shift_of](T m, double s) {
+          return static_cast<T>(std::log(s) + static_cast<double>(shift_of(m)));
+        });
+  });
+  return out;
+}
+
+// ---- norm ----
+
+template <typename T>
+struct SquareSumOp : SumOp<T> {
+  double map(T v) const { return static_cast<double>(v) * static_cast<double>(v); }
+};
+template <typename T>
+struct AbsSumOp : SumOp<T> {
+  double map(T v) const { return std::abs(static_cast<double>(v)); }
+};
+template <typename T>
+struct NonzeroCountOp : SumOp<T> {
+  double map(T v) const { return v != T(0) ? 1.0 : 0.0; }
+};
+template <typename T>
+struct PowSumOp : SumOp<T> {
+  double p;
+  double map(T v) const { return std::pow(std::abs(static_cast<double>(v)), p); }
+};
+template <typename T>
+struct AbsMaxOp : FloatMaxBase<T> {
+  T map(T v) const { return std::abs(v); }
+};
+template <typename T>
+struct AbsMinOp : FloatMinBase<T> {
+  T map(T v) const { return std::abs(v); }
+};
+
+template <typename T>
+void norm_typed(const ReducePlan& p, T* out, double order) {
+  auto to_t = [](auto acc) { return static_cast<T>(acc); };
+  if (order == 2) {
+    reduce_plan<SquareSumOp<T>, T>({}, p, out,
+                                   [](double s) { return static_cast<T>(std::sqrt(s)); });
+  } else if (order == 1) {
+    reduce_plan<AbsSumOp<T>, T>({}, p, out, to_t);
+  } else if (order == 0) {
+    reduce_plan<NonzeroCountOp<T>, T>({}, p, out, to_t);
+  } else if (std::isinf(order) && order > 0) {
+    reduce_plan<AbsMaxOp<T>, T>({}, p, out, to_t);
+  } else if (std::isinf(order)) {
+    reduce_plan<AbsMinOp<T>, T>({}, p, out, to_t);
+  } else {
+    PowSumOp<T> op;
+    op.p = order;
+    double inv = 1.0 / order;
+    reduce_plan<PowSumOp<T>, T>(op, p, out,
+                                [inv](double s) { return static_cast<T>(std::pow(s, inv)); });
+  }
+}
+
+Tensor norm(const Tensor& self, Scalar p, std::optional<std::vector<int64_t>> dim, bool keepdim) {
+  TSL_CHECK(is_floating(self.dtype()),
+            "norm(): input dtype should be either floating point or complex. Got ",
+            dtype_torch_name(self.dtype()), " instead.");
+  double order = p.to_double();
+  TSL_CHECK(!std::isnan(order), "norm(): p must not be nan");
+  ReducePlan plan = plan_reduction(self, reduce_mask(dim, self.dim()), keepdim);
+  Tensor out = Tensor::empty(plan.out_sizes, self.dtype());
+  // Over zero elements every norm is 0 in PyTorch 1.13, +-inf ones included.
+  if (plan.reduce == 0 && std::isinf(order)) order = 1;
+  TSL_DISPATCH_FLOATING(self.dtype(), "norm",
+                        [&] { norm_typed<scalar_t>(plan, out.data_ptr<scalar_t>(), order); });
+  return out;
+}
+
+}  // namespace
+
+void register_reduction_stats_kernels() {
+  TSL_REGISTER_CPU(var, var);
+  TSL_REGISTER_CPU(var_dim, var_dim);
+  TSL_REGISTER_CPU(std, std_all);
+  TSL_REGISTER_CPU(std_dim, std_dim);
+  TSL_REGISTER_CPU(logsumexp, logsumexp);
+  TSL_REGISTER_CPU(norm, norm);
+}
+
+}  // namespace tsl::cpu

@@ -1,0 +1,252 @@
+// CPU linear-algebra kernels against values computed with PyTorch 1.13, and large
+// products against a double-precision reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/kernels/kernel.h"
+#include "runtime/tensor/ivalue.h"
+#include "runtime/tensor/tensor.h"
+
+namespace tsl {
+namespace {
+
+// ramp(*shape, k, m) = [((i*k) % m - 3) * 0.5 for i in range(numel)] reshaped.
+Tensor ramp(std::vector<int64_t> shape, int k = 3, int m = 7, DType dtype = DType::Float32) {
+  Tensor d = Tensor::empty(shape, DType::Float64);
+  double* p = d.data_ptr<double>();
+  for (int64_t i = 0; i < d.numel(); ++i) p[i] = static_cast<double>((i * k) % m - 3) * 0.5;
+  if (dtype == DType::Float64) return d;
+  Tensor out = Tensor::empty(shape, dtype);
+  copy_into(out, d);
+  return out;
+}
+
+Tensor transposed(const Tensor& t) {
+  std::vector<int64_t> sizes{t.sizes()[1], t.sizes()[0]};
+  std::vector<int64_t> strides{t.strides()[1], t.strides()[0]};
+  return t.as_strided(sizes, strides, t.storage_offset());
+}
+
+Tensor run(OpId op, std::vector<IValue> args) {
+  return call_op(op, std::move(args))[0].to_tensor();
+}
+
+std::vector<double> values(const Tensor& t) {
+  Tensor d = Tensor::empty(t.sizes(), DType::Float64);
+  copy_into(d, t);
+  const double* p = d.data_ptr<double>();
+  return std::vector<double>(p, p + d.numel());
+}
+
+void expect_tensor(const Tensor& t, std::vector<int64_t> shape, DType dtype,
+                   std::vector<double> expected) {
+  EXPECT_EQ(t.sizes(), DimVector(shape));
+  EXPECT_EQ(t.dtype(), dtype);
+  EXPECT_EQ(values(t), expected);
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST(Linalg, MatrixProducts) {
+  Tensor a = ramp({2, 3}), b = ramp({3, 4}, 5, 9);
+  // ramp(2,3) @ ramp(3,4,k=5,m=9)
+  std::vector<double> mm = {3.0, -3.75, 3.0, -3.75, -0.25, 3.0, -0.5, 2.75};
+  expect_tensor(run(OpId::mm, {a, b}), {2, 4}, DType::Float32, mm);
+  expect_tensor(run(OpId::matmul, {a, b}), {2, 4}, DType::Float32, mm);
+  // float64 gives the same exact values
+  expect_tensor(
+      run(OpId::mm, {ramp({2, 3}, 3, 7, DType::Float64), ramp({3, 4}, 5, 9, DType::Float64)}),
+      {2, 4}, DType::Float64, mm);
+  // Transposed operands (column-major maps): ramp(3,2).t() @ ramp(4,3,k=5,m=9).t()
+  expect_tensor(run(OpId::mm, {transposed(ramp({3, 2})), transposed(ramp({4, 3}, 5, 9))}), {2, 4},
+                DType::Float32, {2.75, -1.0, 4.25, 2.75, 0.5, -1.75, -1.75, 0.5});
+  // int64: [[-2, 0, 2], [0, 2, -2]] @ [[-2, 2, -2, 2], [0, 4, 0, 4], [0, -2, 2, -2]]
+  Tensor ai = Tensor::from_vector<int64_t>({-2, 0, 2, 0, 2, -2}, std::vector<int64_t>{2, 3});
+  Tensor bi = Tensor::from_vector<int64_t>({-2, 2, -2, 2, 0, 4, 0, 4, 0, -2, 2, -2},
+                                           std::vector<int64_t>{3, 4});
+  expect_tensor(run(OpId::matmul, {ai, bi}), {2, 4}, DType::Int64, {4, -8, 8, -8, 0, 12, -4, 12});
+}
+
+TEST(Linalg, VectorsAndMatmulRanks) {
+  Tensor a = ramp({2, 3}), b = ramp({3, 4}, 5, 9), v = ramp({3}, 5, 9);
+  // a @ v, v @ b, v @ ramp(3)
+  expect_tensor(run(OpId::mv, {a, v}), {2}, DType::Float32, {0.75, 2.75});
+  expect_tensor(run(OpId::matmul, {a, v}), {2}, DType::Float32, {0.75, 2.75});
+  expect_tensor(run(OpId::matmul, {v, b}), {4}, DType::Float32, {1.25, 2.0, 0.5, 1.25});
+  expect_tensor(run(OpId::matmul, {v, ramp({3})}), {}, DType::Float32, {0.75});
+  expect_tensor(run(OpId::dot, {v, ramp({3})}), {}, DType::Float32, {0.75});
+  // torch.bmm(ramp(2,2,3), ramp(2,3,2,k=5,m=9))
+  std::vector<double> bmm = {1.5, 1.5, 0.25, -1.0, -0.75, 3.5, 0.75, 3.5};
+  expect_tensor(run(OpId::bmm, {ramp({2, 2, 3}), ramp({2, 3, 2}, 5, 9)}), {2, 2, 2}, DType::Float32,
+                bmm);
+  expect_tensor(run(OpId::matmul, {ramp({2, 2, 3}), ramp({2, 3, 2}, 5, 9)}), {2, 2, 2},
+                DType::Float32, bmm);
+  // Broadcast batches: ramp(2,1,2,3) @ ramp(3,3,2,k=5,m=9)
+  expect_tensor(run(OpId::matmul, {ramp({2, 1, 2, 3}), ramp({3, 3, 2}, 5, 9)}), {2, 3, 2, 2},
+                DType::Float32,
+                {1.5,  1.5,   0.25,  -1.0, 1.5,   -5.25, -0.5, -1.75, 1.5,   1.5,   -1.25, -0.25,
+                 0.75, -1.75, -2.25, 2.75, -0.75, 3.5,   0.75, 3.5,   -2.25, -0.25, 3.75,  -0.25});
+  // ramp(2,2,3) @ v; v @ ramp(2,3,2,k=5,m=9); ramp(2,2,3) @ ramp(3,2,k=5,m=9)
+  expect_tensor(run(OpId::matmul, {ramp({2, 2, 3}), v}), {2, 2}, DType::Float32,
+                {0.75, 2.75, -2.25, -3.75});
+  expect_tensor(run(OpId::matmul, {v, ramp({2, 3, 2}, 5, 9)}), {2, 2}, DType::Float32,
+                {1.75, -2.0, -0.5, -4.25});
+  expect_tensor(run(OpId::matmul, {ramp({2, 2, 3}), ramp({3, 2}, 5, 9)}), {2, 2, 2}, DType::Float32,
+                {1.5, 1.5, 0.25, -1.0, 0.75, -1.75, -2.25, 2.75});
+  // torch.outer(ramp(3), ramp(2,k=5,m=9)); mixed dtypes promote
+  expect_tensor(run(OpId::outer, {ramp({3}), ramp({2}, 5, 9)}), {3, 2}, DType::Float32,
+                {2.25, -1.5, -0.0, 0.0, -2.25, 1.5});
+  EXPECT_EQ(run(OpId::outer, {ramp({3}), ramp({2}, 5, 9, DType::Float64)}).dtype(), DType::Float64);
+}
+
+TEST(Linalg, Linear) {
+  // F.linear(ramp(2,2,3), ramp(4,3,k=5,m=9), ramp(4,k=2,m=5))
+  expect_tensor(run(OpId::linear, {ramp({2, 2, 3}), ramp({4, 3}, 5, 9), ramp({4}, 2, 5)}),
+                {2, 2, 4}, DType::Float32,
+                {-0.75, 0.25, 1.25, -0.25, 1.25, -3.75, 2.5, 1.75, -3.75, 1.0, -3.25, -3.25, -5.25,
+                 4.0, -0.25, -4.75});
+  // F.linear(ramp(3), ramp(4,3,k=5,m=9))
+  expect_tensor(run(OpId::linear, {ramp({3}), ramp({4, 3}, 5, 9), IValue()}), {4}, DType::Float32,
+                {0.75, 0.75, 0.75, 0.75});
+  EXPECT_EQ(error_of([&] {
+              run(OpId::linear, {ramp({2, 3}), ramp({4, 5}), IValue()});
+            }),
+            "mat1 and mat2 shapes cannot be multiplied (2x3 and 5x4)");
+}
+
+TEST(Linalg, EmptyOperands) {
+  // torch.ones(2, 0) @ torch.ones(0, 3) -> zeros(2, 3)
+  Tensor a = Tensor::empty(std::vector<int64_t>{2, 0}, DType::Float32);
+  Tensor b = Tensor::empty(std::vector<int64_t>{0, 3}, DType::Float32);
+  expect_tensor(run(OpId::mm, {a, b}), {2, 3}, DType::Float32, {0, 0, 0, 0, 0, 0});
+  expect_tensor(run(OpId::mm, {b, Tensor::empty(std::vector<int64_t>{3, 1}, DType::Float32)}),
+                {0, 1}, DType::Float32, {});
+}
+
+TEST(Linalg, Errors) {
+  Tensor a = ramp({2, 3});
+  auto f64 = ramp({3, 5}, 3, 7, DType::Float64);
+  EXPECT_EQ(error_of([&] {
+              run(OpId::mm, {a, ramp({4, 5})});
+            }),
+            "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)");
+  EXPECT_EQ(error_of([&] {
+              run(OpId::matmul, {a, ramp({4, 5})});
+            }),
+            "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)");
+  EXPECT_EQ(error_of([&] {
+              run(OpId::mm, {a, f64});
+            }),
+            "expected scalar type Float but found Double");
+  EXPECT_EQ(error_of([&] { run(OpId::matmul, {a, ramp({4})}); }), "size mismatch, got 2, 2x3,4");
+  EXPECT_EQ(error_of([&] {
+              run(OpId::matmul, {ramp({3}), ramp({4})});
+            }),
+            "inconsistent tensor size, expected tensor [3] and src [4] to have the same number "
+            "of elements, but got 3 and 4 elements respectively");
+  EXPECT_EQ(error_of([&] {
+              run(OpId::dot, {ramp({3}), ramp({3}, 3, 7, DType::Float64)});
+            }),
+            "dot : expected both vectors to have same dtype, but found Float and Double");
+  EXPECT_EQ(error_of([&] {
+              run(OpId::dot, {ramp({3, 2}), ramp({3})});
+            }),
+            "1D tensors expected, but got 2D and 1D tensors");
+  EXPECT_EQ(error_of([&] {
+              run(OpId::matmul, {ramp({2, 2, 3}), ramp({3, 2, 4})});
+            }),
+            "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
+            "dimension 0");
+  EXPECT_EQ(
+      error_of([&] {
+        run(OpId::bmm, {ramp({2, 2, 3}), ramp({3, 3, 4})});
+      }),
+      "Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [3, 3].");
+  EXPECT_EQ(error_of([&] { run(OpId::bmm, {a, ramp({2, 3, 4})}); }), "batch1 must be a 3D tensor");
+  EXPECT_EQ(error_of([&] { run(OpId::mm, {ramp({2}), a}); }), "self must be a matrix");
+  EXPECT_EQ(error_of([&] {
+              run(OpId::matmul, {Tensor::scalar(1.0, DType::Float32), a});
+            }),
+            "both arguments to matmul need to be at least 1D, but they are 0D and 2D");
+  Tensor bools = Tensor::empty(std::vector<int64_t>{2, 2}, DType::Bool);
+  EXPECT_EQ(error_of([&] {
+              run(OpId::matmul, {bools, bools});
+            }),
+            "\"addmm_impl_cpu_\" not implemented for 'Bool'");
+}
+
+// Products big enough for the threaded path, with strided and transposed operands,
+// against a double-precision reference.
+TEST(Linalg, LargeProductsMatchReference) {
+  int64_t m = 300, k = 257, n = 190;
+  Tensor a = ramp({m, k}, 7, 13), bt = ramp({n, k}, 5, 11);
+  Tensor b = transposed(bt);  // [k, n], column-major
+  Tensor c = run(OpId::matmul, {a, b});
+  const float* pa = a.data_ptr<float>();
+  const float* pb = bt.data_ptr<float>();
+  std::vector<double> got = values(c);
+  double max_err = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = 0;
+      for (int64_t p = 0; p < k; ++p) ref += static_cast<double>(pa[i * k + p]) * pb[j * k + p];
+      max_err = std::max(max_err, std::abs(got[i * n + j] - ref));
+    }
+  }
+  EXPECT_LT(max_err, 1e-3);
+  // A batched product with a broadcast batch and a strided (every other column) operand.
+  Tensor wide = ramp({k, 2 * n}, 3, 17);
+  Tensor strided = wide.as_strided(std::vector<int64_t>{k, n}, std::vector<int64_t>{2 * n, 2}, 0);
+  Tensor batch = ramp({3, m, k}, 7, 13);
+  Tensor bc = run(OpId::matmul, {batch, strided});
+  std::vector<double> bv = values(bc);
+  const float* pw = wide.data_ptr<float>();
+  const float* px = batch.data_ptr<float>();
+  int64_t i = 2 * m * n + 17 * n + 33;  // batch 2, row 17, column 33
+  double ref = 0;
+  for (int64_t p = 0; p < k; ++p) {
+    ref += static_cast<double>(px[2 * m * k + 17 * k + p]) * pw[p * 2 * n + 2 * 33];
+  }
+  EXPECT_NEAR(bv[i], ref, 1e-3);
+}
+
+// linear through the packed GEMM path (bias copied in first, then accumulated).
+TEST(Linalg, LargeLinearWithBias) {
+  int64_t rows = 40, in = 30, out = 20;
+  Tensor x = ramp({rows, in}, 7, 13), w = ramp({out, in}, 5, 11), b = ramp({out}, 3, 7);
+  std::vector<double> got = values(run(OpId::linear, {x, w, b}));
+  const float* px = x.data_ptr<float>();
+  const float* pw = w.data_ptr<float>();
+  const float* pb = b.data_ptr<float>();
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < out; ++j) {
+      double ref = pb[j];
+      for (int64_t p = 0; p < in; ++p) ref += static_cast<double>(px[i * in + p]) * pw[j * in + p];
+      ASSERT_NEAR(got[i * out + j], ref, 1e-4) << i << ", " << j;
+    }
+  }
+  // int64 matmul of the same shapes matches the float result on integer data.
+  Tensor xi = ramp({rows, in}, 7, 13, DType::Float64);
+  Tensor xl = Tensor::empty(xi.sizes(), DType::Int64);
+  Tensor xf = Tensor::empty(xi.sizes(), DType::Float64);
+  for (int64_t i = 0; i < xi.numel(); ++i) {
+    xl.data_ptr<int64_t>()[i] = static_cast<int64_t>(xi.data_ptr<double>()[i] * 2);
+    xf.data_ptr<double>()[i] = static_cast<double>(xl.data_ptr<int64_t>()[i]);
+  }
+  Tensor xlt = transposed(xl), xft = transposed(xf);
+  EXPECT_EQ(values(run(OpId::matmul, {xlt, xl})), values(run(OpId::matmul, {xft, xf})));
+}
+
+}  // namespace
+}  // namespace tsl
