@@ -9,6 +9,7 @@
 #include "frontend/emitter.h"
 #include "frontend/parser.h"
 #include "runtime/interpreter.h"
+#include "runtime/kernels/output.h"
 
 namespace tsl {
 namespace {
@@ -138,6 +139,11 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
 int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::ostream& err,
              ReplOptions options) {
   unit.set_echo(&out);
+  // Program output (print) and echoed values go to one stream, in order.
+  struct RestoreOutput {
+    std::ostream* saved;
+    ~RestoreOutput() { set_program_output(saved); }
+  } restore{set_program_output(&out)};
   if (options.prompts) {
     out << "TSL " << TSL_VERSION << " — tensor scripts with gradients. :help for help, Ctrl-D to quit.\n";
   }

@@ -9,8 +9,22 @@
 
 #include "runtime/kernels/format_spec.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/output.h"
 
 namespace tsl {
+
+namespace {
+std::ostream* g_program_output = nullptr;
+}  // namespace
+
+std::ostream& program_output() { return g_program_output ? *g_program_output : std::cout; }
+
+std::ostream* set_program_output(std::ostream* out) {
+  std::ostream* old = g_program_output;
+  g_program_output = out;
+  return old;
+}
+
 namespace {
 
 // print(*values, sep=' ', end='\n'): the schema puts sep and end after the values.
@@ -25,9 +39,10 @@ void print_kernel(KernelArgs& a) {
     line += a.in(i).str();
   }
   line += end;
-  std::cout << line;
+  std::ostream& out = program_output();
+  out << line;
   // Keep the order of stdout and stderr when both go to one terminal or file.
-  if (end.find('\n') != std::string::npos) std::cout.flush();
+  if (end.find('\n') != std::string::npos) out.flush();
   if (a.num_outputs() > 0) a.out(0) = IValue();
 }
 
