@@ -114,6 +114,21 @@ TEST(CommandLine, CompileErrorsExitWithTwoAndRuntimeErrorsWithOne) {
   EXPECT_NE(r.err.find("    print(x // 0)\n          ^~~~~~\n"), std::string::npos) << r.err;
 }
 
+TEST(CommandLine, RuntimeErrorsInFunctionsShowATraceback) {
+  fs::path p = write_temp("tb.tsl",
+                          "def f(a: Tensor) -> Tensor:\n    return a @ a\n\n"
+                          "def g(a: Tensor) -> Tensor:\n    return f(a) + 1.0\n\n"
+                          "print(g(ones(2, 3)))\n");
+  Result r = tsl(quote(p.string()));
+  fs::remove(p);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("Traceback (most recent call last):\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(":7:7, in <module>\n    print(g(ones(2, 3)))\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(":5:12, in g\n        return f(a) + 1.0\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(":2:12: error: mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)"),
+            std::string::npos) << r.err;
+}
+
 TEST(CommandLine, OutputBeforeAnErrorIsKept) {
   Result r = tsl("-c " + quote("print('before')\nassert 1 == 2, 'boom'"));
   EXPECT_EQ(r.status, 1);
