@@ -3,38 +3,10 @@
 
 #include <unordered_set>
 
+#include "frontend/dtype_inference.h"
+
 namespace tsl {
 namespace {
-
-// Ops whose (first) Tensor result has the dtype of their `self` argument: views,
-// copies, reorderings and selections. Knowing the dtype statically lets `x.item()`
-// be typed int, float or bool as PyTorch's value is; other results stay `Tensor`
-// (full dtype propagation is a pass of its own).
-bool keeps_self_dtype(OpId op) {
-  if (op_info(op).has(opflags::VIEW)) return op != OpId::to_dtype;
-  switch (op) {
-    case OpId::clone:
-    case OpId::flip:
-    case OpId::repeat:
-    case OpId::index_select:
-    case OpId::gather:
-    case OpId::index:
-    case OpId::max_dim:
-    case OpId::min_dim:
-    case OpId::amax:
-    case OpId::amin:
-    case OpId::max:
-    case OpId::min: return true;
-    default: return false;
-  }
-}
-
-void keep_known_dtype(OpId op, MatchedOp& m) {
-  if (!keeps_self_dtype(op) || m.inputs.empty() || m.result_types.empty()) return;
-  const TypePtr& self = m.inputs[0]->type();
-  if (self->kind() != TypeKind::Tensor || !self->tensor_dtype()) return;
-  if (m.result_types[0]->kind() == TypeKind::Tensor) m.result_types[0] = Type::tensor(*self->tensor_dtype());
-}
 
 // Where a schema argument gets its value from.
 struct ArgSource {
@@ -238,7 +210,7 @@ MatchedOp emit_plan(Graph& graph, const FunctionSchema& s, const Plan& plan,
     }
   }
   for (const Argument& r : s.returns) m.result_types.push_back(substitute_var(r.type, plan.var));
-  keep_known_dtype(s.op, m);
+  infer_result_dtypes(s, m.inputs, m.result_types);
   return m;
 }
 
