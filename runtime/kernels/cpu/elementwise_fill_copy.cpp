@@ -1,0 +1,58 @@
+// CPU kernels that overwrite a tensor or convert it: zero_, fill_, copy_ (in place,
+// through any strides), and the conversions to(dtype) and to(device).
+#include "runtime/kernels/cpu/loops.h"
+#include "runtime/kernels/kernel.h"
+
+namespace tsl {
+namespace {
+
+void check_cpu(const Tensor& self, const char* name) {
+  TSL_CHECK(self.device().is_cpu(), name, ": expected a CPU tensor, got ", self.device().str());
+}
+
+// Every element of self (any strides) set to `value`.
+template <typename T>
+void fill_typed(const Tensor& self, T value) {
+  T* data = self.data_ptr<T>();
+  cpu::unary_strided<T, T>(self.sizes(), data, self.strides(), data, self.strides(),
+                           [value](T) { return value; });
+}
+
+Tensor fill_kernel(const Tensor& self, Scalar value) {
+  check_cpu(self, "fill_");
+  TSL_DISPATCH_ALL(self.dtype(), "fill_",
+                   [&] { fill_typed<scalar_t>(self, value.to<scalar_t>()); });
+  self.storage()->bump_version();
+  return self;
+}
+
+Tensor zero_kernel(const Tensor& self) { return fill_kernel(self, Scalar(int64_t{0})); }
+
+Tensor copy_kernel(const Tensor& self, const Tensor& src) {
+  check_cpu(self, "copy_");
+  TSL_CHECK(src.device().is_cpu(), "copy_: cannot copy from ", src.device().str(),
+            " to cpu: CUDA is not available in this build");
+  copy_into(self, src);
+  self.storage()->bump_version();
+  return self;
+}
+
+// Returns self when the dtype already matches, as PyTorch's `to` does.
+Tensor to_dtype_kernel(const Tensor& self, DType dtype) { return cpu::to_dtype_copy(self, dtype); }
+
+Tensor to_device_kernel(const Tensor& self, Device device) {
+  if (device == self.device()) return self;
+  TSL_ERROR("cannot move a tensor to ", device.str(), ": CUDA is not available in this build");
+}
+
+}  // namespace
+
+void register_cpu_fill_copy_kernels() {
+  TSL_REGISTER_CPU(zero_, zero_kernel);
+  TSL_REGISTER_CPU(fill_, fill_kernel);
+  TSL_REGISTER_CPU(copy_, copy_kernel);
+  TSL_REGISTER_CPU(to_dtype, to_dtype_kernel);
+  TSL_REGISTER_CPU(to_device, to_device_kernel);
+}
+
+}  // namespace tsl

@@ -1,0 +1,110 @@
+// CPU kernels that draw random numbers: rand, randn, randint (and their _like forms),
+// dropout, and manual_seed. The streams match PyTorch's (see random.h).
+#include <vector>
+
+#include "runtime/kernels/cpu/factory_common.h"
+#include "runtime/kernels/cpu/loops.h"
+#include "runtime/kernels/cpu/random.h"
+#include "runtime/kernels/kernel.h"
+
+namespace tsl {
+namespace {
+
+using Sizes = std::vector<int64_t>;
+using OptDType = std::optional<DType>;
+using OptDevice = std::optional<Device>;
+
+void check_floating(DType t, const char* name) {
+  TSL_CHECK(is_floating(t), name, ": not implemented for '", cpu::torch_type_name(t),
+            "' (expected a floating point dtype)");
+}
+
+Tensor uniform_tensor(std::span<const int64_t> size, DType t, const OptDevice& device, bool rg,
+                      const char* name) {
+  check_floating(t, name);
+  Tensor out = cpu::new_factory_tensor(size, t, device, rg, name);
+  cpu::fill_uniform(out);
+  return cpu::finish_factory(out, rg);
+}
+
+Tensor normal_tensor(std::span<const int64_t> size, DType t, const OptDevice& device, bool rg,
+                     const char* name) {
+  check_floating(t, name);
+  Tensor out = cpu::new_factory_tensor(size, t, device, rg, name);
+  cpu::fill_normal(out);
+  return cpu::finish_factory(out, rg);
+}
+
+Tensor rand_kernel(Sizes size, OptDType dtype, OptDevice device, bool rg) {
+  return uniform_tensor(size, dtype.value_or(DType::Float32), device, rg, "rand");
+}
+
+Tensor randn_kernel(Sizes size, OptDType dtype, OptDevice device, bool rg) {
+  return normal_tensor(size, dtype.value_or(DType::Float32), device, rg, "randn");
+}
+
+Tensor rand_like_kernel(const Tensor& self, OptDType dtype, OptDevice device, bool rg) {
+  return uniform_tensor(self.sizes(), dtype.value_or(self.dtype()), device, rg, "rand_like");
+}
+
+Tensor randn_like_kernel(const Tensor& self, OptDType dtype, OptDevice device, bool rg) {
+  return normal_tensor(self.sizes(), dtype.value_or(self.dtype()), device, rg, "randn_like");
+}
+
+Tensor randint_kernel(int64_t low, int64_t high, Sizes size, OptDType dtype, OptDevice device,
+                      bool rg) {
+  TSL_CHECK(low < high, "random_ expects 'from' to be less than 'to', but got from=", low,
+            " >= to=", high);
+  Tensor out = cpu::new_factory_tensor(size, dtype.value_or(DType::Int64), device, rg, "randint");
+  cpu::fill_randint(out, low, high);
+  return cpu::finish_factory(out, rg);
+}
+
+Tensor randint_high_kernel(int64_t high, Sizes size, OptDType dtype, OptDevice device, bool rg) {
+  return randint_kernel(0, high, std::move(size), dtype, device, rg);
+}
+
+void manual_seed_kernel(int64_t seed) {
+  cpu::Generator& g = cpu::default_generator();
+  std::lock_guard<std::mutex> lock(g.mutex());
+  g.set_seed(static_cast<uint64_t>(seed));
+}
+
+// PyTorch's CPU dropout: a Bernoulli(1 - p) mask scaled by 1 / (1 - p) (computed in the
+// input's dtype) times the input; p == 1 multiplies by zero.
+Tensor dropout_kernel(const Tensor& input, double p, bool training) {
+  TSL_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  if (p == 0 || !training || input.numel() == 0) return input;
+  check_floating(input.dtype(), "dropout");
+  Tensor out = Tensor::empty(input.sizes(), input.dtype());
+  if (p == 1) {
+    TSL_DISPATCH_FLOATING(input.dtype(), "dropout", [&] {
+      cpu::binary_into<scalar_t, scalar_t>(out, input, Tensor::scalar(Scalar(0.0), input.dtype()),
+                                           [](scalar_t x, scalar_t z) { return x * z; });
+    });
+    return out;
+  }
+  Tensor mask = Tensor::empty(input.sizes(), input.dtype());
+  cpu::fill_bernoulli(mask, 1 - p);
+  TSL_DISPATCH_FLOATING(input.dtype(), "dropout", [&] {
+    const scalar_t scale = scalar_t(1) / static_cast<scalar_t>(1 - p);
+    cpu::binary_into<scalar_t, scalar_t>(
+        out, input, mask, [scale](scalar_t x, scalar_t m) { return x * (m * scale); });
+  });
+  return out;
+}
+
+}  // namespace
+
+void register_cpu_random_kernels() {
+  TSL_REGISTER_CPU(rand, rand_kernel);
+  TSL_REGISTER_CPU(randn, randn_kernel);
+  TSL_REGISTER_CPU(randint, randint_kernel);
+  TSL_REGISTER_CPU(randint_high, randint_high_kernel);
+  TSL_REGISTER_CPU(rand_like, rand_like_kernel);
+  TSL_REGISTER_CPU(randn_like, randn_like_kernel);
+  TSL_REGISTER_CPU(manual_seed, manual_seed_kernel);
+  TSL_REGISTER_CPU(dropout, dropout_kernel);
+}
+
+}  // namespace tsl
