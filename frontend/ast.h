@@ -69,8 +69,8 @@ struct StrLit : Expr {
 
 // f"text {expr:spec} more": literal pieces and replacement fields, in order.
 struct FStringPart {
-  std::string literal;  // used when expr is null
-  ExprPtr expr;         // a replacement field
+  std::string literal;      // used when expr is null
+  ExprPtr expr;             // a replacement field
   std::string conversion;   // "", "r" or "s" (from !r / !s)
   std::string format_spec;  // ".3f", "" when absent
 };
@@ -107,7 +107,7 @@ struct ListComp : Expr {
   ExprPtr elt;
   ExprPtr target;  // a Name or a Tuple of Names
   ExprPtr iter;
-  ExprPtr cond;    // may be null
+  ExprPtr cond;  // may be null
   explicit ListComp(SourceRange r) : Expr(ExprKind::ListComp, std::move(r)) {}
 };
 
@@ -119,7 +119,21 @@ struct Unary : Expr {
       : Expr(ExprKind::Unary, std::move(r)), op(op), operand(std::move(e)) {}
 };
 
-enum class BinOp { Add, Sub, Mul, Div, FloorDiv, Mod, Pow, MatMul, BitAnd, BitOr, BitXor, LShift, RShift };
+enum class BinOp {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  Mod,
+  Pow,
+  MatMul,
+  BitAnd,
+  BitOr,
+  BitXor,
+  LShift,
+  RShift
+};
 const char* binop_symbol(BinOp op);  // "+", "@", ...
 struct Binary : Expr {
   BinOp op;
@@ -167,7 +181,10 @@ struct Attribute : Expr {
   std::string attr;
   SourceRange attr_range;  // of the name after the dot
   Attribute(SourceRange r, ExprPtr v, std::string a, SourceRange ar)
-      : Expr(ExprKind::Attribute, std::move(r)), value(std::move(v)), attr(std::move(a)), attr_range(std::move(ar)) {}
+      : Expr(ExprKind::Attribute, std::move(r)),
+        value(std::move(v)),
+        attr(std::move(a)),
+        attr_range(std::move(ar)) {}
 };
 
 // x[i], x[a, b:c] (indices has one entry per comma-separated item).
@@ -190,11 +207,11 @@ struct Starred : Expr {
 // ---- Statements ------------------------------------------------------------------------
 
 enum class StmtKind {
-  Expr,        // f(x)
-  Assign,      // a = b = e; a, b = e
-  AugAssign,   // x += e
-  AnnAssign,   // x: int = 1
-  If,          // if / elif / else (elif nests in orelse)
+  Expr,       // f(x)
+  Assign,     // a = b = e; a, b = e
+  AugAssign,  // x += e
+  AnnAssign,  // x: int = 1
+  If,         // if / elif / else (elif nests in orelse)
   While,
   For,
   Break,
@@ -202,8 +219,8 @@ enum class StmtKind {
   Return,
   Pass,
   Assert,
-  Raise,       // raise Exception("message")
-  With,        // with no_grad():
+  Raise,  // raise Exception("message")
+  With,   // with no_grad():
   FunctionDef,
   Import,      // import a.b as c
   ImportFrom,  // from a import b as c
@@ -305,7 +322,7 @@ struct With : Stmt {
 struct Param {
   SourceRange range;
   std::string name;
-  ExprPtr annotation;  // may be null: Tensor
+  ExprPtr annotation;     // may be null: Tensor
   ExprPtr default_value;  // may be null
 };
 
@@ -321,8 +338,8 @@ struct FunctionDef : Stmt {
 
 struct ImportAlias {
   SourceRange range;
-  std::string name;   // dotted: "torch.nn.functional"
-  std::string asname; // "" when absent
+  std::string name;    // dotted: "torch.nn.functional"
+  std::string asname;  // "" when absent
 };
 
 struct Import : Stmt {
@@ -331,7 +348,7 @@ struct Import : Stmt {
 };
 
 struct ImportFrom : Stmt {
-  std::string module;  // dotted
+  std::string module;              // dotted
   std::vector<ImportAlias> names;  // a single "*" for `from m import *`
   explicit ImportFrom(SourceRange r) : Stmt(StmtKind::ImportFrom, std::move(r)) {}
 };

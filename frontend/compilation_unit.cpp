@@ -60,13 +60,18 @@ void CompilationUnit::run_source(SourcePtr source, bool repl_mode) {
   for (const auto& stmt : module->body) run_statement(module, *stmt, repl_mode);
 }
 
-void CompilationUnit::run_statement(const std::shared_ptr<ast::Module>& module, const ast::Stmt& stmt,
-                                    bool repl_mode) {
+void CompilationUnit::run_statement(const std::shared_ptr<ast::Module>& module,
+                                    const ast::Stmt& stmt, bool repl_mode) {
   switch (stmt.kind) {
-    case ast::StmtKind::FunctionDef: define_function(module, ast::as<ast::FunctionDef>(stmt)); return;
+    case ast::StmtKind::FunctionDef:
+      define_function(module, ast::as<ast::FunctionDef>(stmt));
+      return;
     case ast::StmtKind::Import:
-    case ast::StmtKind::ImportFrom: run_import(stmt); return;
-    default: break;
+    case ast::StmtKind::ImportFrom:
+      run_import(stmt);
+      return;
+    default:
+      break;
   }
   std::vector<std::string> inputs, outputs;
   std::shared_ptr<Graph> graph = compile_statement(module, stmt, repl_mode, &inputs, &outputs);
@@ -88,10 +93,9 @@ void CompilationUnit::run_statement(const std::shared_ptr<ast::Module>& module, 
   }
 }
 
-std::shared_ptr<Graph> CompilationUnit::compile_statement(const std::shared_ptr<ast::Module>& module,
-                                                          const ast::Stmt& stmt, bool repl_mode,
-                                                          std::vector<std::string>* inputs,
-                                                          std::vector<std::string>* outputs) {
+std::shared_ptr<Graph> CompilationUnit::compile_statement(
+    const std::shared_ptr<ast::Module>& module, const ast::Stmt& stmt, bool repl_mode,
+    std::vector<std::string>* inputs, std::vector<std::string>* outputs) {
   (void)module;
   auto graph = std::make_shared<Graph>();
   Emitter emitter(*this, *graph, Emitter::Mode::TopLevel);
@@ -117,7 +121,8 @@ void CompilationUnit::define_function(const std::shared_ptr<ast::Module>& module
   Emitter types(*this, scratch, Emitter::Mode::TopLevel);
   for (const ast::Param& p : def.params) {
     for (const std::string& seen : decl->param_names) {
-      if (seen == p.name) compile_error(p.range, "duplicate parameter '" + p.name + "' in '" + def.name + "'");
+      if (seen == p.name)
+        compile_error(p.range, "duplicate parameter '" + p.name + "' in '" + def.name + "'");
     }
     decl->param_names.push_back(p.name);
     TypePtr t = p.annotation ? types.resolve_type(*p.annotation) : Type::tensor();
@@ -126,7 +131,8 @@ void CompilationUnit::define_function(const std::shared_ptr<ast::Module>& module
       decl->defaults.push_back(evaluate_default(*this, *p.default_value, t));
     } else {
       if (!decl->defaults.empty() && decl->defaults.back()) {
-        compile_error(p.range, "parameter '" + p.name + "' without a default follows one with a default");
+        compile_error(p.range,
+                      "parameter '" + p.name + "' without a default follows one with a default");
       }
       decl->defaults.push_back(std::nullopt);
     }
@@ -148,18 +154,22 @@ IValue evaluate_default(CompilationUnit& unit, const ast::Expr& e, const TypePtr
   }
   graph->add_output(v);
   std::vector<IValue> args;
-  for (const std::string& name : emitter.global_inputs()) args.push_back(unit.find_global(name)->value);
+  for (const std::string& name : emitter.global_inputs())
+    args.push_back(unit.find_global(name)->value);
   IntrusivePtr<Function> fn(new Function("<default>", graph));
   IValue result = fn->run(std::move(args)).at(0);
-  if (type->kind() == TypeKind::Float && result.is_int()) result = IValue(static_cast<double>(result.to_int()));
+  if (type->kind() == TypeKind::Float && result.is_int())
+    result = IValue(static_cast<double>(result.to_int()));
   return result;
 }
 
-const FunctionDecl::Compiled& CompilationUnit::compile_function(FunctionDecl& decl, const SourceRange& use) {
+const FunctionDecl::Compiled& CompilationUnit::compile_function(FunctionDecl& decl,
+                                                                const SourceRange& use) {
   for (FunctionDecl* f : compiling_) {
     if (f == &decl) {
-      compile_error(use, "recursive call of '" + decl.name + "': recursion is not supported in TSL "
-                         "(as in TorchScript); use a loop");
+      compile_error(use, "recursive call of '" + decl.name +
+                             "': recursion is not supported in TSL "
+                             "(as in TorchScript); use a loop");
     }
   }
   for (const auto& c : decl.compiled) {
@@ -192,10 +202,14 @@ const FunctionDecl::Compiled& CompilationUnit::compile_function(FunctionDecl& de
 
 void CompilationUnit::run_import(const ast::Stmt& stmt) {
   static const std::unordered_set<std::string> known = {
-      "torch", "torch.nn", "torch.nn.functional", "torch.jit", "torch.cuda", "torch.func", "math", "time",
-      "typing", "functorch", "torch.autograd", "__future__"};
+      "torch",     "torch.nn",       "torch.nn.functional",
+      "torch.jit", "torch.cuda",     "torch.func",
+      "math",      "time",           "typing",
+      "functorch", "torch.autograd", "__future__"};
   auto check_module = [&](const std::string& m, const SourceRange& r) {
-    if (!known.count(m)) compile_error(r, "no module named '" + m + "' (TSL knows torch, math, time, typing, functorch)");
+    if (!known.count(m))
+      compile_error(r,
+                    "no module named '" + m + "' (TSL knows torch, math, time, typing, functorch)");
   };
   if (stmt.kind == ast::StmtKind::Import) {
     for (const ast::ImportAlias& a : ast::as<ast::Import>(stmt).names) {
@@ -214,7 +228,8 @@ void CompilationUnit::run_import(const ast::Stmt& stmt) {
   for (const ast::ImportAlias& a : from.names) {
     std::string bind = a.asname.empty() ? a.name : a.asname;
     if (from.module == "__future__") continue;
-    if (a.name == "*") compile_error(a.range, "`from " + from.module + " import *` is not supported");
+    if (a.name == "*")
+      compile_error(a.range, "`from " + from.module + " import *` is not supported");
     if (from.module == "typing") {
       imports_[bind] = {ImportedName::TypingName, a.name};
     } else if (from.module == "functorch" || from.module == "torch.func") {

@@ -86,7 +86,9 @@ class CompilationUnit {
 
   // ---- Used by the driver and the REPL
   std::map<std::string, GlobalVar>& globals() { return globals_; }
-  const std::map<std::string, std::shared_ptr<FunctionDecl>>& functions() const { return functions_; }
+  const std::map<std::string, std::shared_ptr<FunctionDecl>>& functions() const {
+    return functions_;
+  }
   void set_global(const std::string& name, IValue value, TypePtr type);
   // The stream REPL results are printed to (std::cout by default).
   void set_echo(std::ostream* out) { echo_ = out; }

@@ -14,12 +14,14 @@ namespace {
 const std::vector<OpId>& ops_named(const std::string& base, uint32_t flag) {
   static const auto* index = [] {
     auto* m = new std::map<std::pair<uint32_t, std::string>, std::vector<OpId>>();
-    const uint32_t spaces[] = {opflags::METHOD, opflags::GLOBAL, opflags::TORCH, opflags::NNF, opflags::MATH, 0};
+    const uint32_t spaces[] = {opflags::METHOD, opflags::GLOBAL, opflags::TORCH,
+                               opflags::NNF,    opflags::MATH,   0};
     for (int i = 0; i < kNumOps; ++i) {
       const OpInfo& info = op_info(static_cast<OpId>(i));
       if (info.has(opflags::PRIM)) continue;
       for (uint32_t f : spaces) {
-        if (f == 0 ? true : info.has(f)) (*m)[{f, std::string(info.base_name())}].push_back(info.id);
+        if (f == 0 ? true : info.has(f))
+          (*m)[{f, std::string(info.base_name())}].push_back(info.id);
       }
     }
     return m;
@@ -46,16 +48,18 @@ std::optional<DType> torch_dtype(const std::string& name) {
 }
 
 bool is_unsupported_dtype(const std::string& name) {
-  static const char* names[] = {"int32", "int", "int16", "short", "int8", "uint8", "float16",
-                                "half", "bfloat16", "complex64", "complex128", "cfloat", "cdouble"};
+  static const char* names[] = {"int32",      "int",     "int16",  "short",    "int8",
+                                "uint8",      "float16", "half",   "bfloat16", "complex64",
+                                "complex128", "cfloat",  "cdouble"};
   for (const char* n : names) {
     if (name == n) return true;
   }
   return false;
 }
 
-const char* kPythonBuiltins[] = {"print", "len", "range", "float", "int", "bool", "str", "abs", "min",
-                                 "max", "sum", "round", "enumerate", "zip", "isinstance", "list", "tuple"};
+const char* kPythonBuiltins[] = {"print",     "len", "range",      "float", "int",  "bool",
+                                 "str",       "abs", "min",        "max",   "sum",  "round",
+                                 "enumerate", "zip", "isinstance", "list",  "tuple"};
 
 bool is_python_builtin(const std::string& name) {
   for (const char* b : kPythonBuiltins) {
@@ -87,7 +91,8 @@ Value* Emitter::convert_to(Value* v, const TypePtr& target, const SourceRange& r
   }
   Value* out = apply_conversion(graph_, v, c, target, range);
   if (target->kind() == TypeKind::Optional && !out->type()->equals(*target)) {
-    if (out->type()->kind() == TypeKind::None) return graph_.insert_constant(IValue(), target, range);
+    if (out->type()->kind() == TypeKind::None)
+      return graph_.insert_constant(IValue(), target, range);
     return graph_.insert_op(OpId::to_optional, {out}, target, range);
   }
   return out;
@@ -95,10 +100,14 @@ Value* Emitter::convert_to(Value* v, const TypePtr& target, const SourceRange& r
 
 Value* Emitter::to_bool(Value* v, const SourceRange& range, const char* what) {
   switch (v->type()->kind()) {
-    case TypeKind::Bool: return v;
-    case TypeKind::Tensor: return graph_.insert_op(OpId::Bool_Tensor, {v}, Type::bool_(), range);
-    case TypeKind::Int: return graph_.insert_op(OpId::Bool_int, {v}, Type::bool_(), range);
-    case TypeKind::Float: return graph_.insert_op(OpId::Bool_float, {v}, Type::bool_(), range);
+    case TypeKind::Bool:
+      return v;
+    case TypeKind::Tensor:
+      return graph_.insert_op(OpId::Bool_Tensor, {v}, Type::bool_(), range);
+    case TypeKind::Int:
+      return graph_.insert_op(OpId::Bool_int, {v}, Type::bool_(), range);
+    case TypeKind::Float:
+      return graph_.insert_op(OpId::Bool_float, {v}, Type::bool_(), range);
     case TypeKind::Optional:
       compile_error(range, std::string(what) + " must be bool, not " + v->type()->str() +
                                " (write `x is not None` to test an Optional)");
@@ -127,10 +136,16 @@ Sugared Emitter::resolve_name(const ast::Name& n) {
   if (const ImportedName* imp = unit_.find_import(id)) {
     Sugared s;
     switch (imp->kind) {
-      case ImportedName::Module: s.kind = Sugared::Kind::Module; break;
-      case ImportedName::TypingName: s.kind = Sugared::Kind::TypingName; break;
+      case ImportedName::Module:
+        s.kind = Sugared::Kind::Module;
+        break;
+      case ImportedName::TypingName:
+        s.kind = Sugared::Kind::TypingName;
+        break;
       case ImportedName::Transform:
-      case ImportedName::StdlibFunction: s.kind = Sugared::Kind::Builtin; break;
+      case ImportedName::StdlibFunction:
+        s.kind = Sugared::Kind::Builtin;
+        break;
     }
     s.name = imp->target;
     s.namespace_flag = opflags::GLOBAL;
@@ -158,8 +173,8 @@ Sugared Emitter::sugared_attribute(const Sugared& base, const ast::Attribute& a)
     const std::string& m = base.name;
     std::string path = m + "." + attr;
     static const std::unordered_set<std::string> submodules = {
-        "torch.nn", "torch.nn.functional", "torch.cuda", "torch.jit", "torch.func", "torch.linalg",
-        "torch.autograd"};
+        "torch.nn",   "torch.nn.functional", "torch.cuda",    "torch.jit",
+        "torch.func", "torch.linalg",        "torch.autograd"};
     Sugared s;
     if (submodules.count(path)) {
       s.kind = Sugared::Kind::Module;
@@ -172,7 +187,9 @@ Sugared Emitter::sugared_attribute(const Sugared& base, const ast::Attribute& a)
         return s;
       }
       if (is_unsupported_dtype(attr)) {
-        compile_error(a.range, "torch." + attr + " is not supported: TSL's dtypes are float32, float64, int64 and bool");
+        compile_error(a.range,
+                      "torch." + attr +
+                          " is not supported: TSL's dtypes are float32, float64, int64 and bool");
       }
       if (attr == "Tensor") {
         s.kind = Sugared::Kind::TypingName;
@@ -194,7 +211,9 @@ Sugared Emitter::sugared_attribute(const Sugared& base, const ast::Attribute& a)
       }
     } else if (m == "math") {
       static const std::map<std::string, double> constants = {
-          {"pi", 3.141592653589793}, {"e", 2.718281828459045}, {"tau", 6.283185307179586},
+          {"pi", 3.141592653589793},
+          {"e", 2.718281828459045},
+          {"tau", 6.283185307179586},
           {"inf", std::numeric_limits<double>::infinity()},
           {"nan", std::numeric_limits<double>::quiet_NaN()}};
       auto c = constants.find(attr);
@@ -252,12 +271,16 @@ Sugared Emitter::emit_sugared(const ast::Expr& e) {
 
 Value* Emitter::as_value(const Sugared& s, const SourceRange& range) {
   switch (s.kind) {
-    case Sugared::Kind::Value: return s.value;
+    case Sugared::Kind::Value:
+      return s.value;
     case Sugared::Kind::UserFunction:
       compile_error(range, "functions are not values yet: call '" + s.name + "' instead");
-    case Sugared::Kind::Module: compile_error(range, "module '" + s.name + "' is not a value");
-    case Sugared::Kind::Builtin: compile_error(range, "builtin '" + s.name + "' is not a value: call it");
-    case Sugared::Kind::TypingName: compile_error(range, "type '" + s.name + "' is not a value");
+    case Sugared::Kind::Module:
+      compile_error(range, "module '" + s.name + "' is not a value");
+    case Sugared::Kind::Builtin:
+      compile_error(range, "builtin '" + s.name + "' is not a value: call it");
+    case Sugared::Kind::TypingName:
+      compile_error(range, "type '" + s.name + "' is not a value");
   }
   compile_error(range, "not a value");
 }
@@ -273,8 +296,9 @@ Value* Emitter::emit_attribute_value(Value* v, const ast::Attribute& a) {
     if (attr == "T" || attr == "mT") return graph_.insert_op(OpId::t, {v}, Type::tensor(), r);
     if (attr == "data") return graph_.insert_op(OpId::detach, {v}, Type::tensor(), r);
     if (attr == "requires_grad" || attr == "grad" || attr == "is_leaf" || attr == "grad_fn") {
-      compile_error(a.attr_range, "Tensor." + attr + " belongs to eager autograd, which this build "
-                                  "of TSL does not have yet");
+      compile_error(a.attr_range, "Tensor." + attr +
+                                      " belongs to eager autograd, which this build "
+                                      "of TSL does not have yet");
     }
     compile_error(a.attr_range, "'Tensor' has no attribute '" + attr + "'");
   }
@@ -285,23 +309,30 @@ Value* Emitter::emit_attribute_value(Value* v, const ast::Attribute& a) {
 
 Value* Emitter::emit_expr(const ast::Expr& e, const TypePtr& hint) {
   switch (e.kind) {
-    case ast::ExprKind::Name: return as_value(resolve_name(ast::as<ast::Name>(e)), e.range);
+    case ast::ExprKind::Name:
+      return as_value(resolve_name(ast::as<ast::Name>(e)), e.range);
     case ast::ExprKind::Int:
       return constant(IValue(ast::as<ast::IntLit>(e).value), Type::int_(), e.range);
     case ast::ExprKind::Float:
       return constant(IValue(ast::as<ast::FloatLit>(e).value), Type::float_(), e.range);
     case ast::ExprKind::Str:
       return constant(IValue(ast::as<ast::StrLit>(e).value), Type::str_(), e.range);
-    case ast::ExprKind::Bool: return constant(IValue(ast::as<ast::BoolLit>(e).value), Type::bool_(), e.range);
-    case ast::ExprKind::None: return none(e.range);
-    case ast::ExprKind::FString: return emit_fstring(ast::as<ast::FString>(e));
-    case ast::ExprKind::List: return emit_list(ast::as<ast::ListExpr>(e), hint);
+    case ast::ExprKind::Bool:
+      return constant(IValue(ast::as<ast::BoolLit>(e).value), Type::bool_(), e.range);
+    case ast::ExprKind::None:
+      return none(e.range);
+    case ast::ExprKind::FString:
+      return emit_fstring(ast::as<ast::FString>(e));
+    case ast::ExprKind::List:
+      return emit_list(ast::as<ast::ListExpr>(e), hint);
     case ast::ExprKind::Tuple: {
       const auto& t = ast::as<ast::TupleExpr>(e);
       std::vector<Value*> elems;
       std::vector<TypePtr> types;
       for (size_t i = 0; i < t.elts.size(); ++i) {
-        TypePtr h = hint && hint->kind() == TypeKind::Tuple && i < hint->contained().size() ? hint->contained()[i] : nullptr;
+        TypePtr h = hint && hint->kind() == TypeKind::Tuple && i < hint->contained().size()
+                        ? hint->contained()[i]
+                        : nullptr;
         elems.push_back(emit_expr(*t.elts[i], h));
         types.push_back(elems.back()->type());
       }
@@ -309,23 +340,34 @@ Value* Emitter::emit_expr(const ast::Expr& e, const TypePtr& hint) {
       n->set_range(e.range);
       return n->output()->set_type(Type::tuple(types));
     }
-    case ast::ExprKind::ListComp: return emit_listcomp(ast::as<ast::ListComp>(e));
-    case ast::ExprKind::Unary: return emit_unary(ast::as<ast::Unary>(e));
+    case ast::ExprKind::ListComp:
+      return emit_listcomp(ast::as<ast::ListComp>(e));
+    case ast::ExprKind::Unary:
+      return emit_unary(ast::as<ast::Unary>(e));
     case ast::ExprKind::Binary: {
       const auto& b = ast::as<ast::Binary>(e);
       Value* lhs = emit_expr(*b.lhs);
       Value* rhs = emit_expr(*b.rhs);
       return emit_binary(b.op, lhs, rhs, e.range);
     }
-    case ast::ExprKind::BoolOp: return emit_boolop(ast::as<ast::BoolOp>(e));
-    case ast::ExprKind::Compare: return emit_compare(ast::as<ast::Compare>(e));
-    case ast::ExprKind::IfExp: return emit_ifexp(ast::as<ast::IfExp>(e));
-    case ast::ExprKind::Call: return emit_call(ast::as<ast::Call>(e));
-    case ast::ExprKind::Attribute: return as_value(emit_sugared(e), e.range);
-    case ast::ExprKind::Subscript: return emit_subscript(ast::as<ast::Subscript>(e));
-    case ast::ExprKind::Slice: compile_error(e.range, "a slice is only allowed inside [...]");
-    case ast::ExprKind::Ellipsis: compile_error(e.range, "'...' is only allowed inside [...]");
-    case ast::ExprKind::Starred: compile_error(e.range, "starred expressions are not supported here");
+    case ast::ExprKind::BoolOp:
+      return emit_boolop(ast::as<ast::BoolOp>(e));
+    case ast::ExprKind::Compare:
+      return emit_compare(ast::as<ast::Compare>(e));
+    case ast::ExprKind::IfExp:
+      return emit_ifexp(ast::as<ast::IfExp>(e));
+    case ast::ExprKind::Call:
+      return emit_call(ast::as<ast::Call>(e));
+    case ast::ExprKind::Attribute:
+      return as_value(emit_sugared(e), e.range);
+    case ast::ExprKind::Subscript:
+      return emit_subscript(ast::as<ast::Subscript>(e));
+    case ast::ExprKind::Slice:
+      compile_error(e.range, "a slice is only allowed inside [...]");
+    case ast::ExprKind::Ellipsis:
+      compile_error(e.range, "'...' is only allowed inside [...]");
+    case ast::ExprKind::Starred:
+      compile_error(e.range, "starred expressions are not supported here");
   }
   compile_error(e.range, "unsupported expression");
 }
@@ -377,7 +419,8 @@ Value* Emitter::emit_fstring(const ast::FString& f) {
       continue;
     }
     Value* v = emit_expr(*part.expr);
-    if (part.conversion == "s") v = graph_.insert_op(OpId::Str, {v}, Type::str_(), part.expr->range);
+    if (part.conversion == "s")
+      v = graph_.insert_op(OpId::Str, {v}, Type::str_(), part.expr->range);
     if (part.conversion == "r") {
       if (v->type()->kind() == TypeKind::Str) {
         compile_error(part.expr->range, "!r on strings is not supported in f-strings");
@@ -401,19 +444,24 @@ Value* Emitter::emit_unary(const ast::Unary& u) {
       break;
     case ast::UnaryOp::Neg:
       if (k == TypeKind::Tensor) return graph_.insert_op(OpId::neg, {v}, Type::tensor(), u.range);
-      if (k == TypeKind::Bool) v = graph_.insert_op(OpId::Int_bool, {v}, Type::int_(), u.range), k = TypeKind::Int;
+      if (k == TypeKind::Bool)
+        v = graph_.insert_op(OpId::Int_bool, {v}, Type::int_(), u.range), k = TypeKind::Int;
       if (k == TypeKind::Int) return graph_.insert_op(OpId::neg_int, {v}, Type::int_(), u.range);
-      if (k == TypeKind::Float) return graph_.insert_op(OpId::neg_float, {v}, Type::float_(), u.range);
+      if (k == TypeKind::Float)
+        return graph_.insert_op(OpId::neg_float, {v}, Type::float_(), u.range);
       break;
     case ast::UnaryOp::Invert:
-      if (k == TypeKind::Tensor) return graph_.insert_op(OpId::bitwise_not, {v}, Type::tensor(), u.range);
+      if (k == TypeKind::Tensor)
+        return graph_.insert_op(OpId::bitwise_not, {v}, Type::tensor(), u.range);
       break;
     case ast::UnaryOp::Not:
-      return graph_.insert_op(OpId::not_bool, {to_bool(v, u.operand->range, "the operand of 'not'")},
-                              Type::bool_(), u.range);
+      return graph_.insert_op(OpId::not_bool,
+                              {to_bool(v, u.operand->range, "the operand of 'not'")}, Type::bool_(),
+                              u.range);
   }
   const char* sym = u.op == ast::UnaryOp::Neg ? "-" : u.op == ast::UnaryOp::Pos ? "+" : "~";
-  compile_error(u.range, std::string("bad operand type for unary ") + sym + ": " + v->type()->str());
+  compile_error(u.range,
+                std::string("bad operand type for unary ") + sym + ": " + v->type()->str());
 }
 
 Value* Emitter::emit_binary(ast::BinOp op, Value* lhs, Value* rhs, const SourceRange& range) {
@@ -424,24 +472,46 @@ Value* Emitter::emit_binary(ast::BinOp op, Value* lhs, Value* rhs, const SourceR
   };
   bool tensors = lt->is_tensor() || rt->is_tensor();
   if (tensors) {
-    if (!(lt->is_tensor() || lt->is_number()) || !(rt->is_tensor() || rt->is_number())) return fail();
+    if (!(lt->is_tensor() || lt->is_number()) || !(rt->is_tensor() || rt->is_number()))
+      return fail();
     OpId id;
     switch (op) {
-      case ast::BinOp::Add: id = OpId::add; break;
-      case ast::BinOp::Sub: id = OpId::sub; break;
-      case ast::BinOp::Mul: id = OpId::mul; break;
-      case ast::BinOp::Div: id = OpId::div; break;
-      case ast::BinOp::FloorDiv: id = OpId::floor_divide; break;
-      case ast::BinOp::Mod: id = OpId::remainder; break;
-      case ast::BinOp::Pow: id = OpId::pow; break;
+      case ast::BinOp::Add:
+        id = OpId::add;
+        break;
+      case ast::BinOp::Sub:
+        id = OpId::sub;
+        break;
+      case ast::BinOp::Mul:
+        id = OpId::mul;
+        break;
+      case ast::BinOp::Div:
+        id = OpId::div;
+        break;
+      case ast::BinOp::FloorDiv:
+        id = OpId::floor_divide;
+        break;
+      case ast::BinOp::Mod:
+        id = OpId::remainder;
+        break;
+      case ast::BinOp::Pow:
+        id = OpId::pow;
+        break;
       case ast::BinOp::MatMul:
         if (!lt->is_tensor() || !rt->is_tensor()) return fail();
         id = OpId::matmul;
         break;
-      case ast::BinOp::BitAnd: id = OpId::bitwise_and; break;
-      case ast::BinOp::BitOr: id = OpId::bitwise_or; break;
-      case ast::BinOp::BitXor: id = OpId::bitwise_xor; break;
-      default: return fail();
+      case ast::BinOp::BitAnd:
+        id = OpId::bitwise_and;
+        break;
+      case ast::BinOp::BitOr:
+        id = OpId::bitwise_or;
+        break;
+      case ast::BinOp::BitXor:
+        id = OpId::bitwise_xor;
+        break;
+      default:
+        return fail();
     }
     return emit_ops({id}, {{range, "", lhs}, {range, "", rhs}}, range, ast::binop_symbol(op));
   }
@@ -455,8 +525,10 @@ Value* Emitter::emit_binary(ast::BinOp op, Value* lhs, Value* rhs, const SourceR
   }
   if (!lt->is_number() || !rt->is_number()) return fail();
   // Python numbers: bool acts as int; int with float computes in float.
-  if (lk == TypeKind::Bool) lhs = graph_.insert_op(OpId::Int_bool, {lhs}, Type::int_(), range), lk = TypeKind::Int;
-  if (rk == TypeKind::Bool) rhs = graph_.insert_op(OpId::Int_bool, {rhs}, Type::int_(), range), rk = TypeKind::Int;
+  if (lk == TypeKind::Bool)
+    lhs = graph_.insert_op(OpId::Int_bool, {lhs}, Type::int_(), range), lk = TypeKind::Int;
+  if (rk == TypeKind::Bool)
+    rhs = graph_.insert_op(OpId::Int_bool, {rhs}, Type::int_(), range), rk = TypeKind::Int;
   bool as_float = lk == TypeKind::Float || rk == TypeKind::Float || op == ast::BinOp::Div;
   if (as_float) {
     if (lk == TypeKind::Int) lhs = graph_.insert_op(OpId::Float_int, {lhs}, Type::float_(), range);
@@ -464,14 +536,29 @@ Value* Emitter::emit_binary(ast::BinOp op, Value* lhs, Value* rhs, const SourceR
   }
   OpId id;
   switch (op) {
-    case ast::BinOp::Add: id = as_float ? OpId::add_float : OpId::add_int; break;
-    case ast::BinOp::Sub: id = as_float ? OpId::sub_float : OpId::sub_int; break;
-    case ast::BinOp::Mul: id = as_float ? OpId::mul_float : OpId::mul_int; break;
-    case ast::BinOp::Div: id = OpId::div_float; break;
-    case ast::BinOp::FloorDiv: id = as_float ? OpId::floor_divide_float : OpId::floor_divide_int; break;
-    case ast::BinOp::Mod: id = as_float ? OpId::remainder_float : OpId::remainder_int; break;
-    case ast::BinOp::Pow: id = as_float ? OpId::pow_float : OpId::pow_int; break;
-    default: return fail();
+    case ast::BinOp::Add:
+      id = as_float ? OpId::add_float : OpId::add_int;
+      break;
+    case ast::BinOp::Sub:
+      id = as_float ? OpId::sub_float : OpId::sub_int;
+      break;
+    case ast::BinOp::Mul:
+      id = as_float ? OpId::mul_float : OpId::mul_int;
+      break;
+    case ast::BinOp::Div:
+      id = OpId::div_float;
+      break;
+    case ast::BinOp::FloorDiv:
+      id = as_float ? OpId::floor_divide_float : OpId::floor_divide_int;
+      break;
+    case ast::BinOp::Mod:
+      id = as_float ? OpId::remainder_float : OpId::remainder_int;
+      break;
+    case ast::BinOp::Pow:
+      id = as_float ? OpId::pow_float : OpId::pow_int;
+      break;
+    default:
+      return fail();
   }
   return graph_.insert_op(id, {lhs, rhs}, as_float ? Type::float_() : Type::int_(), range);
 }
@@ -494,13 +581,26 @@ Value* Emitter::emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const S
   }
   const char* base = nullptr;
   switch (op) {
-    case ast::CmpOp::Eq: base = "eq"; break;
-    case ast::CmpOp::Ne: base = "ne"; break;
-    case ast::CmpOp::Lt: base = "lt"; break;
-    case ast::CmpOp::Le: base = "le"; break;
-    case ast::CmpOp::Gt: base = "gt"; break;
-    case ast::CmpOp::Ge: base = "ge"; break;
-    default: break;
+    case ast::CmpOp::Eq:
+      base = "eq";
+      break;
+    case ast::CmpOp::Ne:
+      base = "ne";
+      break;
+    case ast::CmpOp::Lt:
+      base = "lt";
+      break;
+    case ast::CmpOp::Le:
+      base = "le";
+      break;
+    case ast::CmpOp::Gt:
+      base = "gt";
+      break;
+    case ast::CmpOp::Ge:
+      base = "ge";
+      break;
+    default:
+      break;
   }
   if (lt->is_tensor() || rt->is_tensor()) {
     OpId id = *find_op(base);
@@ -513,20 +613,26 @@ Value* Emitter::emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const S
   };
   TypeKind lk = lt->kind(), rk = rt->kind();
   if (lk == TypeKind::Str && rk == TypeKind::Str && eq_ne) {
-    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_str : OpId::ne_str, {lhs, rhs}, Type::bool_(), range);
+    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_str : OpId::ne_str, {lhs, rhs},
+                            Type::bool_(), range);
   }
   if (lk == TypeKind::DType && rk == TypeKind::DType && eq_ne) {
-    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_dtype : OpId::ne_dtype, {lhs, rhs}, Type::bool_(), range);
+    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_dtype : OpId::ne_dtype, {lhs, rhs},
+                            Type::bool_(), range);
   }
   if (lk == TypeKind::Device && rk == TypeKind::Device && eq_ne) {
-    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_device : OpId::ne_device, {lhs, rhs}, Type::bool_(), range);
+    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_device : OpId::ne_device, {lhs, rhs},
+                            Type::bool_(), range);
   }
   if (lk == TypeKind::Bool && rk == TypeKind::Bool && eq_ne) {
-    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_bool : OpId::ne_bool, {lhs, rhs}, Type::bool_(), range);
+    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_bool : OpId::ne_bool, {lhs, rhs},
+                            Type::bool_(), range);
   }
   if (!lt->is_number() || !rt->is_number()) return unsupported();
-  if (lk == TypeKind::Bool) lhs = graph_.insert_op(OpId::Int_bool, {lhs}, Type::int_(), range), lk = TypeKind::Int;
-  if (rk == TypeKind::Bool) rhs = graph_.insert_op(OpId::Int_bool, {rhs}, Type::int_(), range), rk = TypeKind::Int;
+  if (lk == TypeKind::Bool)
+    lhs = graph_.insert_op(OpId::Int_bool, {lhs}, Type::int_(), range), lk = TypeKind::Int;
+  if (rk == TypeKind::Bool)
+    rhs = graph_.insert_op(OpId::Int_bool, {rhs}, Type::int_(), range), rk = TypeKind::Int;
   bool as_float = lk == TypeKind::Float || rk == TypeKind::Float;
   if (as_float) {
     if (lk == TypeKind::Int) lhs = graph_.insert_op(OpId::Float_int, {lhs}, Type::float_(), range);
@@ -544,7 +650,8 @@ Value* Emitter::emit_compare(const ast::Compare& c) {
     Value* result = emit_compare_pair(c.ops[i], left, right, c.range);
     if (i + 1 == c.ops.size()) return result;
     if (!result->type()->equals(*Type::bool_())) {
-      compile_error(c.range, "chained comparisons need bool results; compare tensors one pair at a time");
+      compile_error(c.range,
+                    "chained comparisons need bool results; compare tensors one pair at a time");
     }
     Node* n = graph_.insert(graph_.create(OpId::If, {result}, 1));
     n->set_range(c.range);
@@ -567,7 +674,8 @@ Value* Emitter::emit_boolop(const ast::BoolOp& b) {
   const char* name = b.op == ast::BoolOpKind::And ? "and" : "or";
   Value* lhs = emit_expr(*b.lhs);
   if (lhs->type()->kind() != TypeKind::Bool) {
-    compile_error(b.lhs->range, std::string("'") + name + "' takes bool operands, not " + lhs->type()->str() +
+    compile_error(b.lhs->range, std::string("'") + name + "' takes bool operands, not " +
+                                    lhs->type()->str() +
                                     (lhs->type()->is_tensor() ? " (for tensors use & or |)" : ""));
   }
   Node* n = graph_.insert(graph_.create(OpId::If, {lhs}, 1));
@@ -583,8 +691,9 @@ Value* Emitter::emit_boolop(const ast::BoolOp& b) {
     Value* rhs = emit_expr(*b.rhs);
     block_ = saved;
     if (rhs->type()->kind() != TypeKind::Bool) {
-      compile_error(b.rhs->range, std::string("'") + name + "' takes bool operands, not " + rhs->type()->str() +
-                                      (rhs->type()->is_tensor() ? " (for tensors use & or |)" : ""));
+      compile_error(b.rhs->range,
+                    std::string("'") + name + "' takes bool operands, not " + rhs->type()->str() +
+                        (rhs->type()->is_tensor() ? " (for tensors use & or |)" : ""));
     }
     evaluate->add_return(rhs);
   }
@@ -671,12 +780,16 @@ Value* Emitter::emit_call(const ast::Call& c) {
   }
   Sugared callee = emit_sugared(*c.func);
   switch (callee.kind) {
-    case Sugared::Kind::UserFunction: return emit_user_call(*callee.function, emit_call_args(c), c.range);
-    case Sugared::Kind::Builtin: return emit_builtin_call(callee, emit_call_args(c), c);
+    case Sugared::Kind::UserFunction:
+      return emit_user_call(*callee.function, emit_call_args(c), c.range);
+    case Sugared::Kind::Builtin:
+      return emit_builtin_call(callee, emit_call_args(c), c);
     case Sugared::Kind::Value:
       compile_error(c.func->range, "'" + callee.value->type()->str() + "' object is not callable");
-    case Sugared::Kind::Module: compile_error(c.func->range, "module '" + callee.name + "' is not callable");
-    case Sugared::Kind::TypingName: compile_error(c.func->range, "type '" + callee.name + "' is not callable");
+    case Sugared::Kind::Module:
+      compile_error(c.func->range, "module '" + callee.name + "' is not callable");
+    case Sugared::Kind::TypingName:
+      compile_error(c.func->range, "type '" + callee.name + "' is not callable");
   }
   compile_error(c.range, "cannot call this");
 }
@@ -692,16 +805,19 @@ Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& a
     if (a.name.empty()) {
       i = positional++;
       if (i >= n) {
-        compile_error(range, decl.name + "() takes " + std::to_string(n) + " argument" + (n == 1 ? "" : "s") +
-                                 " but " + std::to_string(i + 1) + " or more were given");
+        compile_error(range, decl.name + "() takes " + std::to_string(n) + " argument" +
+                                 (n == 1 ? "" : "s") + " but " + std::to_string(i + 1) +
+                                 " or more were given");
       }
     } else {
       auto it = std::find(decl.param_names.begin(), decl.param_names.end(), a.name);
       if (it == decl.param_names.end()) {
-        compile_error(a.range, decl.name + "() got an unexpected keyword argument '" + a.name + "'");
+        compile_error(a.range,
+                      decl.name + "() got an unexpected keyword argument '" + a.name + "'");
       }
       i = static_cast<size_t>(it - decl.param_names.begin());
-      if (inputs[i]) compile_error(a.range, decl.name + "() got multiple values for argument '" + a.name + "'");
+      if (inputs[i])
+        compile_error(a.range, decl.name + "() got multiple values for argument '" + a.name + "'");
     }
     TypePtr var;
     Conversion conv = conversion_for(a.value->type(), decl.param_types[i], var, false, a.value);
@@ -711,21 +827,25 @@ Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& a
         hint = " (parameters without an annotation are Tensors; annotate it, e.g. `" +
                decl.param_names[i] + ": float`, or pass torch.tensor(...))";
       }
-      compile_error(a.range, "argument '" + decl.param_names[i] + "' of " + decl.name + "() must be " +
-                                 decl.param_types[i]->str() + ", not " + a.value->type()->str() + hint);
+      compile_error(a.range, "argument '" + decl.param_names[i] + "' of " + decl.name +
+                                 "() must be " + decl.param_types[i]->str() + ", not " +
+                                 a.value->type()->str() + hint);
     }
     inputs[i] = apply_conversion(graph_, a.value, conv, decl.param_types[i], a.range);
-    if (decl.param_types[i]->kind() == TypeKind::Optional && !inputs[i]->type()->equals(*decl.param_types[i])) {
+    if (decl.param_types[i]->kind() == TypeKind::Optional &&
+        !inputs[i]->type()->equals(*decl.param_types[i])) {
       inputs[i] = convert_to(inputs[i], decl.param_types[i], a.range, "argument");
     }
   }
   for (size_t i = 0; i < n; ++i) {
     if (inputs[i]) continue;
     if (!decl.defaults[i]) {
-      compile_error(range, decl.name + "() missing required argument '" + decl.param_names[i] + "'");
+      compile_error(range,
+                    decl.name + "() missing required argument '" + decl.param_names[i] + "'");
     }
     const IValue& d = *decl.defaults[i];
-    Value* v = constant(d, d.is_none() ? Type::none() : type_of_value(d, decl.param_types[i]), range);
+    Value* v =
+        constant(d, d.is_none() ? Type::none() : type_of_value(d, decl.param_types[i]), range);
     inputs[i] = convert_to(v, decl.param_types[i], range, "default");
   }
   const FunctionDecl::Compiled& compiled = unit_.compile_function(decl, range);
@@ -744,21 +864,25 @@ Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& a
   return call->output()->set_type(compiled.return_type);
 }
 
-Value* Emitter::emit_builtin_call(const Sugared& callee, std::vector<CallArg> args, const ast::Call& c) {
+Value* Emitter::emit_builtin_call(const Sugared& callee, std::vector<CallArg> args,
+                                  const ast::Call& c) {
   const std::string& name = callee.name;
   const SourceRange& range = c.range;
   uint32_t space = callee.namespace_flag;
   if (name == "time.perf_counter" || name == "time.time") {
     if (!args.empty()) compile_error(range, name + "() takes no arguments");
-    return graph_.insert_op(name == "time.time" ? OpId::time : OpId::perf_counter, {}, Type::float_(), range);
+    return graph_.insert_op(name == "time.time" ? OpId::time : OpId::perf_counter, {},
+                            Type::float_(), range);
   }
   if (is_transform(name)) {
-    compile_error(c.func->range, "'" + name + "' (function transforms) is not available in this build of TSL yet");
+    compile_error(c.func->range,
+                  "'" + name + "' (function transforms) is not available in this build of TSL yet");
   }
   if (name == "no_grad") compile_error(range, "no_grad() is only supported as `with no_grad():`");
   if (name == "script") compile_error(range, "torch.jit.script is accepted only as a decorator");
   if (space == opflags::GLOBAL) {
-    if (name == "range") compile_error(range, "range() can only be used as the iterable of a for loop");
+    if (name == "range")
+      compile_error(range, "range() can only be used as the iterable of a for loop");
     if (name == "enumerate" || name == "zip") {
       compile_error(range, name + "() can only be used as the iterable of a for loop");
     }
@@ -766,7 +890,8 @@ Value* Emitter::emit_builtin_call(const Sugared& callee, std::vector<CallArg> ar
       compile_error(range, name + "() is not supported");
     }
     if (name == "len" && args.size() == 1 && args[0].value->type()->kind() == TypeKind::Tuple) {
-      return constant(IValue(static_cast<int64_t>(args[0].value->type()->contained().size())), Type::int_(), range);
+      return constant(IValue(static_cast<int64_t>(args[0].value->type()->contained().size())),
+                      Type::int_(), range);
     }
     if ((name == "float" || name == "int" || name == "bool" || name == "str") && args.size() == 1 &&
         args[0].name.empty()) {
@@ -788,8 +913,10 @@ Value* Emitter::emit_builtin_call(const Sugared& callee, std::vector<CallArg> ar
   if (candidates.empty()) {
     compile_error(c.func->range, "'" + name + "' is not a TSL builtin");
   }
-  std::string display = space == opflags::TORCH ? "torch." + name : space == opflags::NNF ? "F." + name
-                        : space == opflags::MATH ? "math." + name : name;
+  std::string display = space == opflags::TORCH  ? "torch." + name
+                        : space == opflags::NNF  ? "F." + name
+                        : space == opflags::MATH ? "math." + name
+                                                 : name;
   return emit_ops(candidates, args, range, display);
 }
 
@@ -800,8 +927,10 @@ Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vect
   std::vector<CallArg> full = {{c.func->range, "", self}};
   full.insert(full.end(), args.begin(), args.end());
   if (t->is_tensor()) {
-    static const std::map<std::string, DType> conversions = {
-        {"float", DType::Float32}, {"double", DType::Float64}, {"long", DType::Int64}, {"bool", DType::Bool}};
+    static const std::map<std::string, DType> conversions = {{"float", DType::Float32},
+                                                             {"double", DType::Float64},
+                                                             {"long", DType::Int64},
+                                                             {"bool", DType::Bool}};
     auto conv = conversions.find(name);
     if (conv != conversions.end()) {
       if (!args.empty()) compile_error(range, "Tensor." + name + "() takes no arguments");
@@ -809,10 +938,13 @@ Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vect
       return graph_.insert_op(OpId::to_dtype, {self, dt}, Type::tensor(conv->second), range);
     }
     if (name == "int" || name == "half" || name == "short" || name == "byte" || name == "char") {
-      compile_error(range, "Tensor." + name + "() is not supported: TSL's dtypes are float32, float64, int64 and bool");
+      compile_error(range,
+                    "Tensor." + name +
+                        "() is not supported: TSL's dtypes are float32, float64, int64 and bool");
     }
     if (name == "cuda" || name == "cpu") {
-      Value* dev = constant(IValue(Device(name == "cuda" ? DeviceType::CUDA : DeviceType::CPU)), Type::device(), range);
+      Value* dev = constant(IValue(Device(name == "cuda" ? DeviceType::CUDA : DeviceType::CPU)),
+                            Type::device(), range);
       return graph_.insert_op(OpId::to_device, {self, dev}, Type::tensor(), range);
     }
     if (name == "item" && args.empty()) {
@@ -821,10 +953,13 @@ Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vect
       if (dt == DType::Bool) return graph_.insert_op(OpId::item_bool, {self}, Type::bool_(), range);
       return graph_.insert_op(OpId::item_float, {self}, Type::float_(), range);
     }
-    if (name == "tolist" && args.empty()) return graph_.insert_op(OpId::tolist, {self}, Type::any(), range);
-    if (name == "requires_grad_" || name == "backward" || name == "retain_grad" || name == "zero_grad") {
-      compile_error(c.func->range, "Tensor." + name + "() belongs to eager autograd, which this build of "
-                                   "TSL does not have yet");
+    if (name == "tolist" && args.empty())
+      return graph_.insert_op(OpId::tolist, {self}, Type::any(), range);
+    if (name == "requires_grad_" || name == "backward" || name == "retain_grad" ||
+        name == "zero_grad") {
+      compile_error(c.func->range, "Tensor." + name +
+                                       "() belongs to eager autograd, which this build of "
+                                       "TSL does not have yet");
     }
     const std::vector<OpId>& candidates = ops_named(name, opflags::METHOD);
     std::vector<OpId> tensor_methods;
@@ -832,7 +967,8 @@ Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vect
       const FunctionSchema& s = schema_of(op);
       if (!s.arguments.empty() && s.arguments[0].type->is_tensor()) tensor_methods.push_back(op);
     }
-    if (tensor_methods.empty()) compile_error(c.func->range, "'Tensor' has no method '" + name + "'");
+    if (tensor_methods.empty())
+      compile_error(c.func->range, "'Tensor' has no method '" + name + "'");
     Value* result = emit_ops(tensor_methods, full, range, "Tensor." + name);
     // Conversions keep the dtype knowledge that item() relies on.
     return result;
@@ -848,7 +984,8 @@ Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vect
   compile_error(c.func->range, "'" + t->str() + "' has no method '" + name + "'");
 }
 
-// ---- Subscripts -----------------------------------------------------------------------------------
+// ---- Subscripts
+// -----------------------------------------------------------------------------------
 
 Value* Emitter::emit_subscript(const ast::Subscript& s) {
   Value* v = emit_expr(*s.value);
@@ -862,14 +999,18 @@ Value* Emitter::emit_subscript(const ast::Subscript& s) {
       auto part = [&](const ast::ExprPtr& e, int64_t dflt, bool optional) -> Value* {
         if (!e) return optional ? none(idx.range) : constant(IValue(dflt), Type::int_(), idx.range);
         Value* x = emit_expr(*e);
-        if (x->type()->kind() != TypeKind::Int) compile_error(e->range, "slice indices must be int");
+        if (x->type()->kind() != TypeKind::Int)
+          compile_error(e->range, "slice indices must be int");
         return x;
       };
-      return graph_.insert_op(OpId::slice_list, {v, part(sl.lower, 0, true), part(sl.upper, 0, true), part(sl.step, 1, false)},
-                              t, s.range);
+      return graph_.insert_op(
+          OpId::slice_list,
+          {v, part(sl.lower, 0, true), part(sl.upper, 0, true), part(sl.step, 1, false)}, t,
+          s.range);
     }
     Value* i = emit_expr(idx);
-    if (i->type()->kind() != TypeKind::Int) compile_error(idx.range, "list indices must be int, not " + i->type()->str());
+    if (i->type()->kind() != TypeKind::Int)
+      compile_error(idx.range, "list indices must be int, not " + i->type()->str());
     return graph_.insert_op(OpId::getitem_list, {v, i}, t->element(), s.range);
   }
   if (t->kind() == TypeKind::Tuple) {
@@ -910,7 +1051,8 @@ Value* Emitter::emit_tensor_index(Value* t, const ast::Subscript& s) {
   size_t ellipsis = s.indices.size();
   for (size_t i = 0; i < s.indices.size(); ++i) {
     if (s.indices[i]->kind == ast::ExprKind::Ellipsis) {
-      if (ellipsis != s.indices.size()) compile_error(s.indices[i]->range, "an index can only have a single ellipsis ('...')");
+      if (ellipsis != s.indices.size())
+        compile_error(s.indices[i]->range, "an index can only have a single ellipsis ('...')");
       ellipsis = i;
     }
   }
@@ -919,23 +1061,33 @@ Value* Emitter::emit_tensor_index(Value* t, const ast::Subscript& s) {
     switch (e.kind) {
       case ast::ExprKind::None:
         t = graph_.insert_op(OpId::unsqueeze, {t, int_const(dim)}, result_type, e.range);
-        if (!from_end) ++dim; else --dim;
+        if (!from_end)
+          ++dim;
+        else
+          --dim;
         return;
       case ast::ExprKind::Slice: {
         const auto& sl = ast::as<ast::Slice>(e);
         auto bound = [&](const ast::ExprPtr& b) -> Value* {
           if (!b) return none(e.range);
           Value* x = emit_expr(*b);
-          if (x->type()->kind() != TypeKind::Int) compile_error(b->range, "slice indices must be int, not " + x->type()->str());
+          if (x->type()->kind() != TypeKind::Int)
+            compile_error(b->range, "slice indices must be int, not " + x->type()->str());
           return x;
         };
         Value* start = bound(sl.lower);
         Value* end = bound(sl.upper);
         Value* step = sl.step ? emit_expr(*sl.step) : int_const(1);
-        if (step->type()->kind() != TypeKind::Int) compile_error(sl.step->range, "slice step must be int");
+        if (step->type()->kind() != TypeKind::Int)
+          compile_error(sl.step->range, "slice step must be int");
         bool full = !sl.lower && !sl.upper && !sl.step;
-        if (!full) t = graph_.insert_op(OpId::slice, {t, int_const(dim), start, end, step}, result_type, e.range);
-        if (!from_end) ++dim; else --dim;
+        if (!full)
+          t = graph_.insert_op(OpId::slice, {t, int_const(dim), start, end, step}, result_type,
+                               e.range);
+        if (!from_end)
+          ++dim;
+        else
+          --dim;
         return;
       }
       default: {
@@ -945,13 +1097,15 @@ Value* Emitter::emit_tensor_index(Value* t, const ast::Subscript& s) {
           return;  // the dim disappears; the next index addresses the same position
         }
         if (i->type()->kind() == TypeKind::List) {
-          i = emit_ops(ops_named("tensor", opflags::TORCH), {{e.range, "", i}}, e.range, "torch.tensor");
+          i = emit_ops(ops_named("tensor", opflags::TORCH), {{e.range, "", i}}, e.range,
+                       "torch.tensor");
         }
         if (i->type()->kind() == TypeKind::Bool) {
           compile_error(e.range, "indexing with a Python bool is not supported");
         }
         if (!i->type()->is_tensor()) {
-          compile_error(e.range, "tensor indices must be int, slices, None, ... or tensors, not " + i->type()->str());
+          compile_error(e.range, "tensor indices must be int, slices, None, ... or tensors, not " +
+                                     i->type()->str());
         }
         if (from_end) compile_error(e.range, "tensor indices after '...' are not supported");
         advanced.emplace_back(dim, i);
@@ -978,7 +1132,8 @@ Value* Emitter::emit_tensor_index(Value* t, const ast::Subscript& s) {
     }
     // A list of optional tensors: None entries skip a dim.
     std::vector<Value*> wrapped;
-    for (Value* e : entries) wrapped.push_back(convert_to(e, Type::optional(Type::tensor()), r, "index"));
+    for (Value* e : entries)
+      wrapped.push_back(convert_to(e, Type::optional(Type::tensor()), r, "index"));
     Node* list = graph_.insert(graph_.create(OpId::ListConstruct, wrapped, 1));
     list->set_range(r);
     list->output()->set_type(Type::list(Type::optional(Type::tensor())));
@@ -987,7 +1142,8 @@ Value* Emitter::emit_tensor_index(Value* t, const ast::Subscript& s) {
   return t;
 }
 
-// ---- Comprehensions ------------------------------------------------------------------------------
+// ---- Comprehensions
+// ------------------------------------------------------------------------------
 
 Value* Emitter::emit_listcomp(const ast::ListComp& c) {
   // [elt for target in iter if cond] -> an empty list appended to in a loop.
@@ -1006,7 +1162,8 @@ Value* Emitter::emit_listcomp(const ast::ListComp& c) {
     std::vector<Value*> a;
     for (const auto& e : call.args) {
       Value* v = emit_expr(*e);
-      if (v->type()->kind() != TypeKind::Int) compile_error(e->range, "range() arguments must be int, not " + v->type()->str());
+      if (v->type()->kind() != TypeKind::Int)
+        compile_error(e->range, "range() arguments must be int, not " + v->type()->str());
       a.push_back(v);
     }
     Value* start = a.size() >= 2 ? a[0] : constant(IValue(int64_t{0}), Type::int_(), call.range);
@@ -1079,7 +1236,8 @@ Value* Emitter::emit_listcomp(const ast::ListComp& c) {
   return result;
 }
 
-// ---- Types in annotations ---------------------------------------------------------------------------
+// ---- Types in annotations
+// ---------------------------------------------------------------------------
 
 TypePtr Emitter::resolve_type(const ast::Expr& e) {
   auto simple = [&](const std::string& n) -> TypePtr {
@@ -1095,7 +1253,8 @@ TypePtr Emitter::resolve_type(const ast::Expr& e) {
     if (x.kind == ast::ExprKind::Name) return ast::as<ast::Name>(x).id;
     if (x.kind == ast::ExprKind::Attribute) {
       const auto& a = ast::as<ast::Attribute>(x);
-      if (a.value->kind == ast::ExprKind::Name) return ast::as<ast::Name>(*a.value).id + "." + a.attr;
+      if (a.value->kind == ast::ExprKind::Name)
+        return ast::as<ast::Name>(*a.value).id + "." + a.attr;
     }
     return "";
   };
@@ -1114,7 +1273,8 @@ TypePtr Emitter::resolve_type(const ast::Expr& e) {
     if (head == "Tuple" || head == "tuple") {
       if (s.indices.size() == 1 && s.indices[0]->kind == ast::ExprKind::Tuple) {
         std::vector<TypePtr> elems;
-        for (const auto& x : ast::as<ast::TupleExpr>(*s.indices[0]).elts) elems.push_back(resolve_type(*x));
+        for (const auto& x : ast::as<ast::TupleExpr>(*s.indices[0]).elts)
+          elems.push_back(resolve_type(*x));
         return Type::tuple(elems);
       }
       return Type::tuple(args);
@@ -1126,8 +1286,9 @@ TypePtr Emitter::resolve_type(const ast::Expr& e) {
     for (const auto& x : ast::as<ast::TupleExpr>(e).elts) elems.push_back(resolve_type(*x));
     return Type::tuple(elems);
   }
-  compile_error(e.range, "unknown type" + (n.empty() ? std::string("") : " '" + n + "'") +
-                             " (TSL types: Tensor, int, float, bool, str, List[T], Tuple[...], Optional[T])");
+  compile_error(
+      e.range, "unknown type" + (n.empty() ? std::string("") : " '" + n + "'") +
+                   " (TSL types: Tensor, int, float, bool, str, List[T], Tuple[...], Optional[T])");
 }
 
 }  // namespace tsl

@@ -19,14 +19,17 @@ bool is_flag(const std::string& name) { return !name.empty() && name[0] == '$'; 
 
 void collect_target_names(const ast::Expr& t, std::vector<std::string>& out) {
   switch (t.kind) {
-    case ast::ExprKind::Name: out.push_back(ast::as<ast::Name>(t).id); break;
+    case ast::ExprKind::Name:
+      out.push_back(ast::as<ast::Name>(t).id);
+      break;
     case ast::ExprKind::Tuple:
       for (const auto& e : ast::as<ast::TupleExpr>(t).elts) collect_target_names(*e, out);
       break;
     case ast::ExprKind::List:
       for (const auto& e : ast::as<ast::ListExpr>(t).elts) collect_target_names(*e, out);
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -38,13 +41,19 @@ void collect_assigned(const ast::Body& body, std::vector<std::string>& out) {
       case ast::StmtKind::Assign:
         for (const auto& t : ast::as<ast::Assign>(s).targets) collect_target_names(*t, out);
         break;
-      case ast::StmtKind::AugAssign: collect_target_names(*ast::as<ast::AugAssign>(s).target, out); break;
-      case ast::StmtKind::AnnAssign: collect_target_names(*ast::as<ast::AnnAssign>(s).target, out); break;
+      case ast::StmtKind::AugAssign:
+        collect_target_names(*ast::as<ast::AugAssign>(s).target, out);
+        break;
+      case ast::StmtKind::AnnAssign:
+        collect_target_names(*ast::as<ast::AnnAssign>(s).target, out);
+        break;
       case ast::StmtKind::If:
         collect_assigned(ast::as<ast::If>(s).body, out);
         collect_assigned(ast::as<ast::If>(s).orelse, out);
         break;
-      case ast::StmtKind::While: collect_assigned(ast::as<ast::While>(s).body, out); break;
+      case ast::StmtKind::While:
+        collect_assigned(ast::as<ast::While>(s).body, out);
+        break;
       case ast::StmtKind::For:
         collect_target_names(*ast::as<ast::For>(s).target, out);
         collect_assigned(ast::as<ast::For>(s).body, out);
@@ -55,7 +64,8 @@ void collect_assigned(const ast::Body& body, std::vector<std::string>& out) {
         }
         collect_assigned(ast::as<ast::With>(s).body, out);
         break;
-      default: break;
+      default:
+        break;
     }
   }
 }
@@ -81,19 +91,32 @@ Exits exits_of(const ast::Body& body, bool in_nested_loop);
 Exits exits_of(const ast::Stmt& s, bool in_nested_loop) {
   Exits e;
   switch (s.kind) {
-    case ast::StmtKind::Return: e.ret = true; break;
-    case ast::StmtKind::Break: e.brk = !in_nested_loop; break;
-    case ast::StmtKind::Continue: e.cont = !in_nested_loop; break;
+    case ast::StmtKind::Return:
+      e.ret = true;
+      break;
+    case ast::StmtKind::Break:
+      e.brk = !in_nested_loop;
+      break;
+    case ast::StmtKind::Continue:
+      e.cont = !in_nested_loop;
+      break;
     case ast::StmtKind::If: {
       Exits a = exits_of(ast::as<ast::If>(s).body, in_nested_loop);
       Exits b = exits_of(ast::as<ast::If>(s).orelse, in_nested_loop);
       e = {a.ret || b.ret, a.brk || b.brk, a.cont || b.cont};
       break;
     }
-    case ast::StmtKind::While: e.ret = exits_of(ast::as<ast::While>(s).body, true).ret; break;
-    case ast::StmtKind::For: e.ret = exits_of(ast::as<ast::For>(s).body, true).ret; break;
-    case ast::StmtKind::With: e = exits_of(ast::as<ast::With>(s).body, in_nested_loop); break;
-    default: break;
+    case ast::StmtKind::While:
+      e.ret = exits_of(ast::as<ast::While>(s).body, true).ret;
+      break;
+    case ast::StmtKind::For:
+      e.ret = exits_of(ast::as<ast::For>(s).body, true).ret;
+      break;
+    case ast::StmtKind::With:
+      e = exits_of(ast::as<ast::With>(s).body, in_nested_loop);
+      break;
+    default:
+      break;
   }
   return e;
 }
@@ -116,14 +139,17 @@ bool always_exits(const ast::Body& body) {
       case ast::StmtKind::Return:
       case ast::StmtKind::Break:
       case ast::StmtKind::Continue:
-      case ast::StmtKind::Raise: return true;
+      case ast::StmtKind::Raise:
+        return true;
       case ast::StmtKind::If:
-        if (always_exits(ast::as<ast::If>(*sp).body) && always_exits(ast::as<ast::If>(*sp).orelse)) return true;
+        if (always_exits(ast::as<ast::If>(*sp).body) && always_exits(ast::as<ast::If>(*sp).orelse))
+          return true;
         break;
       case ast::StmtKind::With:
         if (always_exits(ast::as<ast::With>(*sp).body)) return true;
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return false;
@@ -152,13 +178,16 @@ bool has_nested_return(const ast::Body& body, bool nested) {
       case ast::StmtKind::With:
         if (has_nested_return(ast::as<ast::With>(s).body, nested)) return true;
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return false;
 }
 
-std::string line_of(const SourceRange& r) { return r.valid() ? "line " + std::to_string(r.line) : "here"; }
+std::string line_of(const SourceRange& r) {
+  return r.valid() ? "line " + std::to_string(r.line) : "here";
+}
 
 }  // namespace
 
@@ -233,7 +262,8 @@ TypePtr Emitter::emit_function(const FunctionDecl& decl) {
   }
   return_type_ = decl.declared_return;
   needs_return_flag_ = has_nested_return(def.body, false);
-  if (needs_return_flag_) write_variable(kReturned, constant(IValue(false), Type::bool_(), def.range), def.range);
+  if (needs_return_flag_)
+    write_variable(kReturned, constant(IValue(false), Type::bool_(), def.range), def.range);
 
   bool exits = emit_stmts(def.body);
   Value* result = nullptr;
@@ -241,8 +271,10 @@ TypePtr Emitter::emit_function(const FunctionDecl& decl) {
   if (!exits) {
     // The end of the body is reachable: fine only for functions returning None.
     if (return_type_ && return_type_->kind() != TypeKind::None) {
-      compile_error(def.name_range, "function '" + decl.name + "' can reach its end without returning a value (it returns " +
-                                        return_type_->str() + " at " + line_of(return_range_) + ")");
+      compile_error(def.name_range,
+                    "function '" + decl.name +
+                        "' can reach its end without returning a value (it returns " +
+                        return_type_->str() + " at " + line_of(return_range_) + ")");
     }
     if (ret && ret->value->type()->kind() == TypeKind::None) {
       result = ret->value;
@@ -281,9 +313,12 @@ void Emitter::emit_toplevel(const ast::Stmt& stmt, bool repl_mode) {
   } else {
     // Top-level statements never exit, so they are dispatched directly.
     switch (stmt.kind) {
-      case ast::StmtKind::Return: compile_error(stmt.range, "'return' outside function");
-      case ast::StmtKind::Break: compile_error(stmt.range, "'break' outside loop");
-      case ast::StmtKind::Continue: compile_error(stmt.range, "'continue' not properly in loop");
+      case ast::StmtKind::Return:
+        compile_error(stmt.range, "'return' outside function");
+      case ast::StmtKind::Break:
+        compile_error(stmt.range, "'break' outside loop");
+      case ast::StmtKind::Continue:
+        compile_error(stmt.range, "'continue' not properly in loop");
       case ast::StmtKind::If: {
         ast::Body empty;
         compound_depth_++;
@@ -306,13 +341,25 @@ void Emitter::emit_toplevel(const ast::Stmt& stmt, bool repl_mode) {
         emit_with(ast::as<ast::With>(stmt));
         compound_depth_--;
         break;
-      case ast::StmtKind::Assign: emit_assign(ast::as<ast::Assign>(stmt)); break;
-      case ast::StmtKind::AugAssign: emit_aug_assign(ast::as<ast::AugAssign>(stmt)); break;
-      case ast::StmtKind::AnnAssign: emit_ann_assign(ast::as<ast::AnnAssign>(stmt)); break;
-      case ast::StmtKind::Pass: break;
-      case ast::StmtKind::Assert: emit_assert(ast::as<ast::Assert>(stmt)); break;
-      case ast::StmtKind::Raise: emit_raise(ast::as<ast::Raise>(stmt)); break;
-      default: TSL_INTERNAL_ASSERT(false, "statement kind not handled at top level");
+      case ast::StmtKind::Assign:
+        emit_assign(ast::as<ast::Assign>(stmt));
+        break;
+      case ast::StmtKind::AugAssign:
+        emit_aug_assign(ast::as<ast::AugAssign>(stmt));
+        break;
+      case ast::StmtKind::AnnAssign:
+        emit_ann_assign(ast::as<ast::AnnAssign>(stmt));
+        break;
+      case ast::StmtKind::Pass:
+        break;
+      case ast::StmtKind::Assert:
+        emit_assert(ast::as<ast::Assert>(stmt));
+        break;
+      case ast::StmtKind::Raise:
+        emit_raise(ast::as<ast::Raise>(stmt));
+        break;
+      default:
+        TSL_INTERNAL_ASSERT(false, "statement kind not handled at top level");
     }
   }
   // Outputs: every variable the statement assigned that is defined at the end.
@@ -322,13 +369,19 @@ void Emitter::emit_toplevel(const ast::Stmt& stmt, bool repl_mode) {
     case ast::StmtKind::Assign:
       for (const auto& t : ast::as<ast::Assign>(stmt).targets) collect_target_names(*t, assigned);
       break;
-    case ast::StmtKind::AugAssign: collect_target_names(*ast::as<ast::AugAssign>(stmt).target, assigned); break;
-    case ast::StmtKind::AnnAssign: collect_target_names(*ast::as<ast::AnnAssign>(stmt).target, assigned); break;
+    case ast::StmtKind::AugAssign:
+      collect_target_names(*ast::as<ast::AugAssign>(stmt).target, assigned);
+      break;
+    case ast::StmtKind::AnnAssign:
+      collect_target_names(*ast::as<ast::AnnAssign>(stmt).target, assigned);
+      break;
     case ast::StmtKind::If:
       collect_assigned(ast::as<ast::If>(stmt).body, assigned);
       collect_assigned(ast::as<ast::If>(stmt).orelse, assigned);
       break;
-    case ast::StmtKind::While: collect_assigned(ast::as<ast::While>(stmt).body, assigned); break;
+    case ast::StmtKind::While:
+      collect_assigned(ast::as<ast::While>(stmt).body, assigned);
+      break;
     case ast::StmtKind::For:
       collect_target_names(*ast::as<ast::For>(stmt).target, assigned);
       collect_assigned(ast::as<ast::For>(stmt).body, assigned);
@@ -339,7 +392,8 @@ void Emitter::emit_toplevel(const ast::Stmt& stmt, bool repl_mode) {
       }
       collect_assigned(ast::as<ast::With>(stmt).body, assigned);
       break;
-    default: break;
+    default:
+      break;
   }
   for (const std::string& name : unique_names(assigned)) {
     Binding* b = scope_->find(name);
@@ -370,11 +424,12 @@ void Emitter::write_variable(const std::string& name, Value* v, const SourceRang
         declared_[name] = {v, range};
       } else if (!it->second.value->type()->equals(*v->type()) &&
                  !(annotated != annotated_.end())) {
-        SourceError err(SourceError::Kind::Compile, range,
-                        "variable '" + name + "' is assigned a value of type " + v->type()->str() +
-                            ", but it has type " + it->second.value->type()->str() +
-                            " (a variable has one type " +
-                            (mode_ == Mode::Function ? "inside a function" : "inside a loop or branch") + ")");
+        SourceError err(
+            SourceError::Kind::Compile, range,
+            "variable '" + name + "' is assigned a value of type " + v->type()->str() +
+                ", but it has type " + it->second.value->type()->str() +
+                " (a variable has one type " +
+                (mode_ == Mode::Function ? "inside a function" : "inside a loop or branch") + ")");
         err.add_note(it->second.range, "'" + name + "' first assigned here");
         throw err;
       }
@@ -390,7 +445,8 @@ Value* Emitter::global_input(const std::string& name, const SourceRange& range) 
   if (it != global_values_.end()) return it->second;
   const GlobalVar* g = unit_.find_global(name);
   TSL_INTERNAL_ASSERT(g != nullptr, "global_input of an unknown global");
-  TypePtr t = mode_ == Mode::Function ? strip_refinements(g->type) : type_of_value(g->value, g->type);
+  TypePtr t =
+      mode_ == Mode::Function ? strip_refinements(g->type) : type_of_value(g->value, g->type);
   if (mode_ == Mode::TopLevel && g->type && g->type->kind() != TypeKind::Tensor &&
       !(g->type->kind() == TypeKind::List || g->type->kind() == TypeKind::Tuple)) {
     t = g->type;  // keep declared Optional/float types of annotated globals
@@ -410,7 +466,8 @@ void Emitter::undefined_name(const std::string& name, const SourceRange& range) 
   if (mode_ == Mode::Function && locals_.count(name)) {
     compile_error(range, "local variable '" + name + "' is used before it is assigned");
   }
-  static const std::unordered_set<std::string> modules = {"torch", "math", "time", "F", "functorch"};
+  static const std::unordered_set<std::string> modules = {"torch", "math", "time", "F",
+                                                          "functorch"};
   if (modules.count(name)) {
     std::string hint = name == "F" ? "import torch.nn.functional as F" : "import " + name;
     compile_error(range, "name '" + name + "' is not defined (add `" + hint + "`)");
@@ -447,8 +504,9 @@ bool Emitter::emit_stmts(const ast::Body& body, size_t first) {
       // When the rest always exits too, every path has exited: the loop's return
       // or the rest's (the flags merged by emit_branches say which).
       bool rest_exits = false;
-      emit_branches(go_on, s.range, [&] { return emit_stmts(body, i + 1); }, [] { return false; },
-                    &rest_exits, nullptr);
+      emit_branches(
+          go_on, s.range, [&] { return emit_stmts(body, i + 1); }, [] { return false; },
+          &rest_exits, nullptr);
       return rest_exits;
     }
   }
@@ -464,13 +522,24 @@ bool Emitter::emit_stmt(const ast::Body& body, size_t i) {
     int delta;
     ~DepthGuard() { d -= delta; }
   } guard{compound_depth_, (s.kind == ast::StmtKind::While || s.kind == ast::StmtKind::For ||
-                            s.kind == ast::StmtKind::With) ? 1 : 0};
+                            s.kind == ast::StmtKind::With)
+                               ? 1
+                               : 0};
   switch (s.kind) {
-    case ast::StmtKind::Expr: emit_expr_stmt(ast::as<ast::ExprStmt>(s)); return false;
-    case ast::StmtKind::Assign: emit_assign(ast::as<ast::Assign>(s)); return false;
-    case ast::StmtKind::AugAssign: emit_aug_assign(ast::as<ast::AugAssign>(s)); return false;
-    case ast::StmtKind::AnnAssign: emit_ann_assign(ast::as<ast::AnnAssign>(s)); return false;
-    case ast::StmtKind::If: return emit_if(ast::as<ast::If>(s), body, body.size());
+    case ast::StmtKind::Expr:
+      emit_expr_stmt(ast::as<ast::ExprStmt>(s));
+      return false;
+    case ast::StmtKind::Assign:
+      emit_assign(ast::as<ast::Assign>(s));
+      return false;
+    case ast::StmtKind::AugAssign:
+      emit_aug_assign(ast::as<ast::AugAssign>(s));
+      return false;
+    case ast::StmtKind::AnnAssign:
+      emit_ann_assign(ast::as<ast::AnnAssign>(s));
+      return false;
+    case ast::StmtKind::If:
+      return emit_if(ast::as<ast::If>(s), body, body.size());
     case ast::StmtKind::While: {
       // `while True:` without a `break` leaves only through `return` (or an error):
       // what follows it is unreachable, so a function may end in such a loop.
@@ -479,7 +548,9 @@ bool Emitter::emit_stmt(const ast::Body& body, size_t i) {
       bool forever = w.cond->kind == ast::ExprKind::Bool && ast::as<ast::BoolLit>(*w.cond).value;
       return forever && !exits_of(w.body, false).brk;
     }
-    case ast::StmtKind::For: emit_for(ast::as<ast::For>(s)); return false;
+    case ast::StmtKind::For:
+      emit_for(ast::as<ast::For>(s));
+      return false;
     case ast::StmtKind::Break:
       if (loops_.empty()) compile_error(s.range, "'break' outside loop");
       write_variable(kBroke, constant(IValue(true), Type::bool_(), s.range), s.range);
@@ -488,11 +559,20 @@ bool Emitter::emit_stmt(const ast::Body& body, size_t i) {
       if (loops_.empty()) compile_error(s.range, "'continue' not properly in loop");
       write_variable(kContinued, constant(IValue(true), Type::bool_(), s.range), s.range);
       return true;
-    case ast::StmtKind::Return: emit_return(ast::as<ast::Return>(s)); return true;
-    case ast::StmtKind::Pass: return false;
-    case ast::StmtKind::Assert: emit_assert(ast::as<ast::Assert>(s)); return false;
-    case ast::StmtKind::Raise: emit_raise(ast::as<ast::Raise>(s)); return true;
-    case ast::StmtKind::With: emit_with(ast::as<ast::With>(s)); return false;
+    case ast::StmtKind::Return:
+      emit_return(ast::as<ast::Return>(s));
+      return true;
+    case ast::StmtKind::Pass:
+      return false;
+    case ast::StmtKind::Assert:
+      emit_assert(ast::as<ast::Assert>(s));
+      return false;
+    case ast::StmtKind::Raise:
+      emit_raise(ast::as<ast::Raise>(s));
+      return true;
+    case ast::StmtKind::With:
+      emit_with(ast::as<ast::With>(s));
+      return false;
     case ast::StmtKind::FunctionDef:
       compile_error(s.range, "nested functions are not supported: define '" +
                                  ast::as<ast::FunctionDef>(s).name + "' at the top level");
@@ -505,7 +585,8 @@ bool Emitter::emit_stmt(const ast::Body& body, size_t i) {
 
 // ---- Branches ------------------------------------------------------------------------------
 
-Node* Emitter::emit_branches(Value* cond, const SourceRange& range, const std::function<bool()>& then_fn,
+Node* Emitter::emit_branches(Value* cond, const SourceRange& range,
+                             const std::function<bool()>& then_fn,
                              const std::function<bool()>& else_fn, bool* then_exits_out,
                              bool* else_exits_out) {
   Node* n = graph_.insert(graph_.create(OpId::If, {cond}, 0));
@@ -543,7 +624,8 @@ Node* Emitter::emit_branches(Value* cond, const SourceRange& range, const std::f
     if (drop_then && !is_flag(name)) tb = nullptr;
     if (drop_else && !is_flag(name)) eb = nullptr;
     if (!tb && !eb) continue;
-    if ((!tb || !eb) && !outer && !is_flag(name) && !(then_exits || else_exits) && !top_level_maybe) {
+    if ((!tb || !eb) && !outer && !is_flag(name) && !(then_exits || else_exits) &&
+        !top_level_maybe) {
       const Binding* one = tb ? tb : eb;
       maybe_undefined_[name] = "it is assigned only in the '" + std::string(tb ? "if" : "else") +
                                "' branch (" + line_of(one->range) + ")";
@@ -560,7 +642,8 @@ Node* Emitter::emit_branches(Value* cond, const SourceRange& range, const std::f
       if (!type) {
         SourceError err(SourceError::Kind::Compile, range,
                         "variable '" + name + "' has type " + tb->value->type()->str() +
-                            " in the 'if' branch but " + eb->value->type()->str() + " in the 'else' branch");
+                            " in the 'if' branch but " + eb->value->type()->str() +
+                            " in the 'else' branch");
         err.add_note(tb->range, "assigned " + tb->value->type()->str() + " here");
         err.add_note(eb->range, "assigned " + eb->value->type()->str() + " here");
         throw err;
@@ -572,7 +655,8 @@ Node* Emitter::emit_branches(Value* cond, const SourceRange& range, const std::f
       if (binding) return binding->value;
       // This side never reaches the merge or never assigned the name: a placeholder.
       Binding* found = s->find(name);
-      if (found && (is_flag(name) || !(b == then_block ? drop_then : drop_else))) return found->value;
+      if (found && (is_flag(name) || !(b == then_block ? drop_then : drop_else)))
+        return found->value;
       InsertPointGuard g(graph_, b);
       Node* u = graph_.insert(graph_.create(OpId::Uninitialized, {}, 1));
       u->output()->set_type(type);
@@ -686,7 +770,8 @@ bool Emitter::emit_if(const ast::If& s, const ast::Body& body, size_t rest) {
       Value* flag = read_variable(flags[k], s.range);
       Value* go_on = graph_.insert_op(OpId::not_bool, {flag}, Type::bool_(), s.range);
       bool rest_exits = false;
-      emit_branches(go_on, s.range, [&] { return guarded(k + 1); }, [] { return false; }, &rest_exits);
+      emit_branches(
+          go_on, s.range, [&] { return guarded(k + 1); }, [] { return false; }, &rest_exits);
       return rest_exits;
     };
     return guarded(0);
@@ -765,7 +850,9 @@ void Emitter::emit_loop(Value* trip_count, Value* first_cond, const ast::Body& b
     // The condition for the next iteration: no break, no return, and the while
     // condition again (evaluated only when still running).
     std::function<Value*(size_t)> next = [&](size_t stage) -> Value* {
-      const char* flag = stage == 0 ? (may.ret ? kReturned : nullptr) : stage == 1 ? (may.brk ? kBroke : nullptr) : nullptr;
+      const char* flag = stage == 0   ? (may.ret ? kReturned : nullptr)
+                         : stage == 1 ? (may.brk ? kBroke : nullptr)
+                                      : nullptr;
       if (stage < 2) {
         if (!flag) return next(stage + 1);
         Value* f = read_variable(flag, range);
@@ -836,7 +923,8 @@ void Emitter::emit_loop(Value* trip_count, Value* first_cond, const ast::Body& b
 void Emitter::emit_while(const ast::While& s) {
   Value* cond = to_bool(emit_expr(*s.cond), s.cond->range, "a 'while' condition");
   Value* trip = constant(IValue(std::numeric_limits<int64_t>::max()), Type::int_(), s.range);
-  emit_loop(trip, cond, s.body, s.range, [](Value*) {}, s.cond.get());
+  emit_loop(
+      trip, cond, s.body, s.range, [](Value*) {}, s.cond.get());
 }
 
 void Emitter::emit_for(const ast::For& s) {
@@ -882,26 +970,31 @@ void Emitter::emit_for(const ast::For& s) {
     std::vector<Value*> seqs;
     for (const auto& e : c.args) seqs.push_back(emit_expr(*e));
     if (seqs.empty() || (enumerate && seqs.size() != 1)) {
-      compile_error(c.range, enumerate ? "enumerate() takes one list or tensor" : "zip() needs lists");
+      compile_error(c.range,
+                    enumerate ? "enumerate() takes one list or tensor" : "zip() needs lists");
     }
     auto length = [&](Value* v, const SourceRange& r) -> Value* {
-      if (v->type()->kind() == TypeKind::List) return graph_.insert_op(OpId::len_list, {v}, Type::int_(), r);
+      if (v->type()->kind() == TypeKind::List)
+        return graph_.insert_op(OpId::len_list, {v}, Type::int_(), r);
       if (v->type()->is_tensor()) return graph_.insert_op(OpId::len_tensor, {v}, Type::int_(), r);
       compile_error(r, "cannot iterate over a value of type " + v->type()->str());
     };
     trip = length(seqs[0], c.args[0]->range);
     for (size_t k = 1; k < seqs.size(); ++k) {
-      trip = graph_.insert_op(OpId::min_int, {trip, length(seqs[k], c.args[k]->range)}, Type::int_(), c.range);
+      trip = graph_.insert_op(OpId::min_int, {trip, length(seqs[k], c.args[k]->range)},
+                              Type::int_(), c.range);
     }
     prologue = [=, this, &target, &s](Value* index) {
       std::vector<Value*> items;
       if (enumerate) items.push_back(index);
       for (Value* seq : seqs) {
         if (seq->type()->kind() == TypeKind::List) {
-          items.push_back(graph_.insert_op(OpId::getitem_list, {seq, index}, seq->type()->element(), s.iter->range));
+          items.push_back(graph_.insert_op(OpId::getitem_list, {seq, index}, seq->type()->element(),
+                                           s.iter->range));
         } else {
           Value* zero = constant(IValue(int64_t{0}), Type::int_(), s.iter->range);
-          items.push_back(graph_.insert_op(OpId::select, {seq, zero, index}, Type::tensor(), s.iter->range));
+          items.push_back(
+              graph_.insert_op(OpId::select, {seq, zero, index}, Type::tensor(), s.iter->range));
         }
       }
       std::vector<TypePtr> types;
@@ -916,14 +1009,16 @@ void Emitter::emit_for(const ast::For& s) {
     if (t->kind() == TypeKind::List) {
       trip = graph_.insert_op(OpId::len_list, {seq}, Type::int_(), iter.range);
       prologue = [=, this, &target, &s](Value* index) {
-        Value* item = graph_.insert_op(OpId::getitem_list, {seq, index}, t->element(), s.iter->range);
+        Value* item =
+            graph_.insert_op(OpId::getitem_list, {seq, index}, t->element(), s.iter->range);
         assign_target(target, item, s.target->range);
       };
     } else if (t->is_tensor()) {
       trip = graph_.insert_op(OpId::len_tensor, {seq}, Type::int_(), iter.range);
       prologue = [=, this, &target, &s](Value* index) {
         Value* zero = constant(IValue(int64_t{0}), Type::int_(), s.iter->range);
-        Value* row = graph_.insert_op(OpId::select, {seq, zero, index}, Type::tensor(), s.iter->range);
+        Value* row =
+            graph_.insert_op(OpId::select, {seq, zero, index}, Type::tensor(), s.iter->range);
         assign_target(target, row, s.target->range);
       };
     } else {
@@ -960,7 +1055,8 @@ void Emitter::emit_return(const ast::Return& s) {
   }
   if (!return_range_.valid()) return_range_ = r;
   write_variable(kRet, v, s.range);
-  if (needs_return_flag_) write_variable(kReturned, constant(IValue(true), Type::bool_(), s.range), s.range);
+  if (needs_return_flag_)
+    write_variable(kReturned, constant(IValue(true), Type::bool_(), s.range), s.range);
 }
 
 void Emitter::emit_assert(const ast::Assert& s) {
@@ -971,7 +1067,8 @@ void Emitter::emit_assert(const ast::Assert& s) {
         Value* msg;
         if (s.msg) {
           Value* m = emit_expr(*s.msg);
-          if (m->type()->kind() != TypeKind::Str) m = graph_.insert_op(OpId::Str, {m}, Type::str_(), s.msg->range);
+          if (m->type()->kind() != TypeKind::Str)
+            m = graph_.insert_op(OpId::Str, {m}, Type::str_(), s.msg->range);
           Value* prefix = constant(IValue(std::string("AssertionError: ")), Type::str_(), s.range);
           msg = graph_.insert_op(OpId::add_str, {prefix, m}, Type::str_(), s.range);
         } else {
@@ -991,15 +1088,19 @@ void Emitter::emit_raise(const ast::Raise& s) {
     if (c.func->kind == ast::ExprKind::Name) kind = ast::as<ast::Name>(*c.func).id;
     if (!c.args.empty()) {
       msg = emit_expr(*c.args[0]);
-      if (msg->type()->kind() != TypeKind::Str) msg = graph_.insert_op(OpId::Str, {msg}, Type::str_(), c.args[0]->range);
+      if (msg->type()->kind() != TypeKind::Str)
+        msg = graph_.insert_op(OpId::Str, {msg}, Type::str_(), c.args[0]->range);
     }
   } else if (s.exc && s.exc->kind == ast::ExprKind::Name) {
     kind = ast::as<ast::Name>(*s.exc).id;
   } else if (!s.exc) {
-    compile_error(s.range, "a bare 'raise' is not supported: raise an exception such as Exception(\"message\")");
+    compile_error(
+        s.range,
+        "a bare 'raise' is not supported: raise an exception such as Exception(\"message\")");
   }
   Value* prefix = constant(IValue(kind + (msg ? ": " : "")), Type::str_(), s.range);
-  Value* full = msg ? graph_.insert_op(OpId::add_str, {prefix, msg}, Type::str_(), s.range) : prefix;
+  Value* full =
+      msg ? graph_.insert_op(OpId::add_str, {prefix, msg}, Type::str_(), s.range) : prefix;
   Node* raise = graph_.insert(graph_.create(OpId::RaiseException, {full}, 0));
   raise->set_range(s.range);
 }
@@ -1014,11 +1115,13 @@ void Emitter::emit_with(const ast::With& s) {
       if (c.func->kind == ast::ExprKind::Name) name = ast::as<ast::Name>(*c.func).id;
       if (c.func->kind == ast::ExprKind::Attribute) {
         const auto& a = ast::as<ast::Attribute>(*c.func);
-        if (a.value->kind == ast::ExprKind::Name && ast::as<ast::Name>(*a.value).id == "torch") name = a.attr;
+        if (a.value->kind == ast::ExprKind::Name && ast::as<ast::Name>(*a.value).id == "torch")
+          name = a.attr;
       }
       ok = name == "no_grad" && c.args.empty() && c.keywords.empty();
     }
-    if (!ok) compile_error(e.range, "only `with no_grad():` (or `with torch.no_grad():`) is supported");
+    if (!ok)
+      compile_error(e.range, "only `with no_grad():` (or `with torch.no_grad():`) is supported");
     if (item.target) compile_error(item.target->range, "`with no_grad()` takes no `as` target");
   }
   // Symbolic code records no tape, so no_grad only matters to eager code; the body
@@ -1046,8 +1149,9 @@ void Emitter::emit_assign(const ast::Assign& s) {
 
 void Emitter::emit_aug_assign(const ast::AugAssign& s) {
   if (s.target->kind != ast::ExprKind::Name) {
-    compile_error(s.target->range, "augmented assignment works on names only (tensors are never "
-                                   "updated in place by `+=`; use x = x + y)");
+    compile_error(s.target->range,
+                  "augmented assignment works on names only (tensors are never "
+                  "updated in place by `+=`; use x = x + y)");
   }
   const std::string& name = ast::as<ast::Name>(*s.target).id;
   Value* current = read_variable(name, s.target->range);
@@ -1102,8 +1206,9 @@ void Emitter::assign_target(const ast::Expr& target, Value* v, const SourceRange
       std::vector<Value*> parts;
       if (v->type()->kind() == TypeKind::Tuple) {
         if (v->type()->contained().size() != elts.size()) {
-          compile_error(range, "cannot unpack a tuple of " + std::to_string(v->type()->contained().size()) +
-                                   " values into " + std::to_string(elts.size()) + " targets");
+          compile_error(range, "cannot unpack a tuple of " +
+                                   std::to_string(v->type()->contained().size()) + " values into " +
+                                   std::to_string(elts.size()) + " targets");
         }
         Node* u = graph_.insert(graph_.create(OpId::TupleUnpack, {v}, elts.size()));
         u->set_range(range);
@@ -1114,16 +1219,20 @@ void Emitter::assign_target(const ast::Expr& target, Value* v, const SourceRange
         Value* n = graph_.insert_op(OpId::len_list, {v}, Type::int_(), range);
         Value* expected = constant(IValue(static_cast<int64_t>(elts.size())), Type::int_(), range);
         Value* ok = graph_.insert_op(OpId::eq_int, {n, expected}, Type::bool_(), range);
-        emit_branches(ok, range, [] { return false; }, [&] {
-          Value* msg = constant(IValue("ValueError: cannot unpack a list of the wrong length into " +
-                                       std::to_string(elts.size()) + " targets"),
-                                Type::str_(), range);
-          graph_.insert(graph_.create(OpId::RaiseException, {msg}, 0))->set_range(range);
-          return true;
-        });
+        emit_branches(
+            ok, range, [] { return false; },
+            [&] {
+              Value* msg =
+                  constant(IValue("ValueError: cannot unpack a list of the wrong length into " +
+                                  std::to_string(elts.size()) + " targets"),
+                           Type::str_(), range);
+              graph_.insert(graph_.create(OpId::RaiseException, {msg}, 0))->set_range(range);
+              return true;
+            });
         for (size_t i = 0; i < elts.size(); ++i) {
           Value* idx = constant(IValue(static_cast<int64_t>(i)), Type::int_(), range);
-          parts.push_back(graph_.insert_op(OpId::getitem_list, {v, idx}, v->type()->element(), range));
+          parts.push_back(
+              graph_.insert_op(OpId::getitem_list, {v, idx}, v->type()->element(), range));
         }
       } else {
         compile_error(range, "cannot unpack a value of type " + v->type()->str());
@@ -1132,13 +1241,15 @@ void Emitter::assign_target(const ast::Expr& target, Value* v, const SourceRange
       return;
     }
     case ast::ExprKind::Subscript:
-      compile_error(target.range, "item assignment is not supported: TSL tensors and lists are "
-                                  "values (build a new one, e.g. with torch.where or torch.cat)");
+      compile_error(target.range,
+                    "item assignment is not supported: TSL tensors and lists are "
+                    "values (build a new one, e.g. with torch.where or torch.cat)");
     case ast::ExprKind::Attribute:
       compile_error(target.range, "assigning to an attribute is not supported");
     case ast::ExprKind::Starred:
       compile_error(target.range, "starred assignment targets are not supported");
-    default: compile_error(target.range, "cannot assign to this expression");
+    default:
+      compile_error(target.range, "cannot assign to this expression");
   }
   (void)declared;
 }

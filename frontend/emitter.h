@@ -109,8 +109,8 @@ class Emitter {
   // A loop: `trip_count` iterations at most while the condition holds; `body_fn`
   // emits the body given the trip index; `cond_fn` the condition for the next
   // iteration (null: true). Carries the variables the body assigns.
-  void emit_loop(Value* trip_count, Value* first_cond, const ast::Body& body, const SourceRange& range,
-                 const std::function<void(Value*)>& prologue,
+  void emit_loop(Value* trip_count, Value* first_cond, const ast::Body& body,
+                 const SourceRange& range, const std::function<void(Value*)>& prologue,
                  const ast::Expr* while_cond);
   Value* exit_flag_condition();  // not(returned or broke or continued), or null
 
@@ -127,7 +127,8 @@ class Emitter {
   Sugared sugared_attribute(const Sugared& base, const ast::Attribute& a);
   Value* as_value(const Sugared& s, const SourceRange& range);
   Value* emit_call(const ast::Call& c);
-  Value* emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& args, const SourceRange& range);
+  Value* emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& args,
+                        const SourceRange& range);
   Value* emit_builtin_call(const Sugared& callee, std::vector<CallArg> args, const ast::Call& c);
   Value* emit_method_call(Value* self, const std::string& name, std::vector<CallArg> args,
                           const ast::Call& c);
@@ -149,7 +150,8 @@ class Emitter {
   Value* constant(IValue v, TypePtr t, const SourceRange& range);
   Value* none(const SourceRange& range) { return constant(IValue(), Type::none(), range); }
   std::vector<CallArg> emit_call_args(const ast::Call& c);
-  Value* convert_to(Value* v, const TypePtr& target, const SourceRange& range, const std::string& what);
+  Value* convert_to(Value* v, const TypePtr& target, const SourceRange& range,
+                    const std::string& what);
 
  public:
   // Types written in annotations: int, List[int], Optional[Tensor], torch.Tensor.
@@ -169,7 +171,7 @@ class Emitter {
   std::unordered_set<std::string> locals_;  // names assigned anywhere in the body
   TypePtr return_type_;                     // declared or inferred so far
   SourceRange return_range_;
-  TypePtr pending_return_type_;             // placeholder type before inference
+  TypePtr pending_return_type_;  // placeholder type before inference
   bool needs_return_flag_ = false;
 
   // Exit flags active at this point of emission.

@@ -150,7 +150,8 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
       continue;
     }
     const Value* v = args[src.first].value;
-    if (a.type->kind() == TypeKind::Tensor && v->type()->kind() == TypeKind::Tensor) saw_tensor = true;
+    if (a.type->kind() == TypeKind::Tensor && v->type()->kind() == TypeKind::Tensor)
+      saw_tensor = true;
     Conversion c = conversion_for(v->type(), a.type, plan.var, nums, v);
     if (c == Conversion::Reject) {
       why = "argument '" + a.name + "' must be " + a.type->str() + ", not " + v->type()->str();
@@ -172,8 +173,11 @@ Value* emit_default(Graph& graph, const Argument& a, const TypePtr& var, const S
   TypePtr t = substitute_var(a.type, var);
   if (d.is_none()) return graph.insert_constant(IValue(), Type::none(), range);
   if (d.is_list()) return graph.insert_constant(d, Type::list(Type::int_()), range);
-  TypePtr ct = d.is_bool() ? Type::bool_() : d.is_int() ? Type::int_() : d.is_double() ? Type::float_()
-               : d.is_str() ? Type::str_() : t;
+  TypePtr ct = d.is_bool()     ? Type::bool_()
+               : d.is_int()    ? Type::int_()
+               : d.is_double() ? Type::float_()
+               : d.is_str()    ? Type::str_()
+                               : t;
   return graph.insert_constant(d, ct, range);
 }
 
@@ -192,12 +196,16 @@ MatchedOp emit_plan(Graph& graph, const FunctionSchema& s, const Plan& plan,
       case ArgSource::Positional:
       case ArgSource::Keyword:
         m.inputs.push_back(apply_conversion(graph, args[src.first].value, src.conversion,
-                                            substitute_var(a.type, plan.var), args[src.first].range));
+                                            substitute_var(a.type, plan.var),
+                                            args[src.first].range));
         break;
-      case ArgSource::Default: m.inputs.push_back(emit_default(graph, a, plan.var, range)); break;
+      case ArgSource::Default:
+        m.inputs.push_back(emit_default(graph, a, plan.var, range));
+        break;
       case ArgSource::PackedInts: {
         std::vector<Value*> ints;
-        for (size_t k = 0; k < src.count; ++k) ints.push_back(args[positional[src.first + k]].value);
+        for (size_t k = 0; k < src.count; ++k)
+          ints.push_back(args[positional[src.first + k]].value);
         Node* list = graph.insert(graph.create(OpId::ListConstruct, ints, 1));
         list->set_range(range);
         list->output()->set_type(Type::list(Type::int_()));
@@ -205,7 +213,8 @@ MatchedOp emit_plan(Graph& graph, const FunctionSchema& s, const Plan& plan,
         break;
       }
       case ArgSource::Variadic:
-        for (size_t k = 0; k < src.count; ++k) m.inputs.push_back(args[positional[src.first + k]].value);
+        for (size_t k = 0; k < src.count; ++k)
+          m.inputs.push_back(args[positional[src.first + k]].value);
         break;
     }
   }
@@ -218,24 +227,30 @@ MatchedOp emit_plan(Graph& graph, const FunctionSchema& s, const Plan& plan,
 
 TypePtr substitute_var(const TypePtr& t, const TypePtr& var) {
   switch (t->kind()) {
-    case TypeKind::Var: return var ? var : Type::any();
-    case TypeKind::List: return Type::list(substitute_var(t->element(), var));
-    case TypeKind::Optional: return Type::optional(substitute_var(t->element(), var));
-    default: return t;
+    case TypeKind::Var:
+      return var ? var : Type::any();
+    case TypeKind::List:
+      return Type::list(substitute_var(t->element(), var));
+    case TypeKind::Optional:
+      return Type::optional(substitute_var(t->element(), var));
+    default:
+      return t;
   }
 }
 
 Conversion conversion_for(const TypePtr& actual, const TypePtr& formal, TypePtr& var, bool nums,
                           const Value* value) {
   switch (formal->kind()) {
-    case TypeKind::Any: return Conversion::None;
+    case TypeKind::Any:
+      return Conversion::None;
     case TypeKind::Var:
       if (!var) {
         var = actual;
         return Conversion::None;
       }
       return actual->equals(*var) ? Conversion::None : Conversion::Reject;
-    case TypeKind::Number: return actual->is_number() ? Conversion::None : Conversion::Reject;
+    case TypeKind::Number:
+      return actual->is_number() ? Conversion::None : Conversion::Reject;
     case TypeKind::Tensor:
       if (actual->is_tensor()) return Conversion::None;
       return nums && actual->is_number() ? Conversion::None : Conversion::Reject;
@@ -262,10 +277,12 @@ Conversion conversion_for(const TypePtr& actual, const TypePtr& formal, TypePtr&
           if (!var) var = actual->element();
           return actual->element()->equals(*var) ? Conversion::None : Conversion::Reject;
         }
-        if (elem->kind() == TypeKind::Optional && actual->element()->is_tensor()) return Conversion::None;
+        if (elem->kind() == TypeKind::Optional && actual->element()->is_tensor())
+          return Conversion::None;
         return actual->element()->equals(*elem) ? Conversion::None : Conversion::Reject;
       }
-      if (elem->kind() == TypeKind::Int && actual->kind() == TypeKind::Int) return Conversion::IntToList;
+      if (elem->kind() == TypeKind::Int && actual->kind() == TypeKind::Int)
+        return Conversion::IntToList;
       if (actual->kind() == TypeKind::Tuple && elem->kind() != TypeKind::Var) {
         for (const TypePtr& e : actual->contained()) {
           if (!e->equals(*elem)) return Conversion::Reject;
@@ -274,7 +291,8 @@ Conversion conversion_for(const TypePtr& actual, const TypePtr& formal, TypePtr&
       }
       return Conversion::Reject;
     }
-    default: return is_subtype(actual, formal) ? Conversion::None : Conversion::Reject;
+    default:
+      return is_subtype(actual, formal) ? Conversion::None : Conversion::Reject;
   }
 }
 
@@ -282,8 +300,10 @@ Value* apply_conversion(Graph& graph, Value* v, Conversion c, const TypePtr& for
                         const SourceRange& range) {
   switch (c) {
     case Conversion::None:
-    case Conversion::Reject: return v;
-    case Conversion::IntToFloat: return graph.insert_op(OpId::Float_int, {v}, Type::float_(), range);
+    case Conversion::Reject:
+      return v;
+    case Conversion::IntToFloat:
+      return graph.insert_op(OpId::Float_int, {v}, Type::float_(), range);
     case Conversion::IntToList: {
       Node* n = graph.insert(graph.create(OpId::ListConstruct, {v}, 1));
       n->set_range(range);

@@ -178,8 +178,8 @@ bool Node::is_before(const Node* n) const {
 
 void Node::destroy() {
   for (Value* v : outputs_) {
-    TSL_INTERNAL_ASSERT(!v->has_uses(), "destroying ", info().name, " whose output %",
-                        v->unique(), " is still used");
+    TSL_INTERNAL_ASSERT(!v->has_uses(), "destroying ", info().name, " whose output %", v->unique(),
+                        " is still used");
   }
   // Nested blocks go first, last node first: a node's outputs are only used by later
   // nodes of its block (or blocks nested in them), so their uses are gone by then.

@@ -214,7 +214,9 @@ class Graph {
   Block* block() const { return block_; }
   const std::vector<Value*>& inputs() const { return block_->params(); }
   const std::vector<Value*>& outputs() const { return block_->returns(); }
-  Value* add_input(TypePtr type, std::string name = "") { return block_->add_param(std::move(type), std::move(name)); }
+  Value* add_input(TypePtr type, std::string name = "") {
+    return block_->add_param(std::move(type), std::move(name));
+  }
   void add_output(Value* v) { block_->add_return(v); }
 
   // The function name shown by the printer ("f", "<module>", "grad(f)").
@@ -265,7 +267,9 @@ class Graph {
 // Sets the insertion point for the lifetime of the guard.
 class InsertPointGuard {
  public:
-  InsertPointGuard(Graph& g, Node* before) : g_(g), saved_(g.insert_point()) { g.set_insert_point(before); }
+  InsertPointGuard(Graph& g, Node* before) : g_(g), saved_(g.insert_point()) {
+    g.set_insert_point(before);
+  }
   InsertPointGuard(Graph& g, Block* b) : g_(g), saved_(g.insert_point()) { g.set_insert_point(b); }
   ~InsertPointGuard() { g_.set_insert_point(saved_); }
 

@@ -85,18 +85,30 @@ class SchemaParser {
   TypePtr type() {
     std::string base = identifier();
     TypePtr t;
-    if (base == "Tensor") t = Type::tensor();
-    else if (base == "int") t = Type::int_();
-    else if (base == "float") t = Type::float_();
-    else if (base == "bool") t = Type::bool_();
-    else if (base == "str") t = Type::str_();
-    else if (base == "Scalar") t = Type::number();
-    else if (base == "ScalarType") t = Type::dtype();
-    else if (base == "Device") t = Type::device();
-    else if (base == "Any") t = Type::any();
-    else if (base == "t") t = Type::var();
-    else if (base == "None") t = Type::none();
-    else fail("unknown type " + base);
+    if (base == "Tensor")
+      t = Type::tensor();
+    else if (base == "int")
+      t = Type::int_();
+    else if (base == "float")
+      t = Type::float_();
+    else if (base == "bool")
+      t = Type::bool_();
+    else if (base == "str")
+      t = Type::str_();
+    else if (base == "Scalar")
+      t = Type::number();
+    else if (base == "ScalarType")
+      t = Type::dtype();
+    else if (base == "Device")
+      t = Type::device();
+    else if (base == "Any")
+      t = Type::any();
+    else if (base == "t")
+      t = Type::var();
+    else if (base == "None")
+      t = Type::none();
+    else
+      fail("unknown type " + base);
     for (;;) {
       if (accept('?')) {
         t = Type::optional(t);
@@ -149,8 +161,9 @@ class SchemaParser {
 
   std::string number_text() {
     size_t start = pos_;
-    while (pos_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[pos_])) ||
-                                   text_[pos_] == '.' || text_[pos_] == '-' || text_[pos_] == 'e')) {
+    while (pos_ < text_.size() &&
+           (std::isdigit(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.' ||
+            text_[pos_] == '-' || text_[pos_] == 'e')) {
       ++pos_;
     }
     if (start == pos_) fail("expected a number");
@@ -165,7 +178,8 @@ class SchemaParser {
 
   std::string identifier() {
     size_t start = pos_;
-    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
       ++pos_;
     }
     if (start == pos_) fail("expected an identifier");
@@ -200,7 +214,9 @@ class SchemaParser {
 
 }  // namespace
 
-FunctionSchema parse_schema(OpId op, std::string_view text) { return SchemaParser(op, text).parse(); }
+FunctionSchema parse_schema(OpId op, std::string_view text) {
+  return SchemaParser(op, text).parse();
+}
 
 const FunctionSchema& schema_of(OpId op) {
   static const std::vector<FunctionSchema>* all = [] {

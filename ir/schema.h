@@ -21,7 +21,7 @@ struct Argument {
 
 struct FunctionSchema {
   OpId op;
-  std::string name;      // full name: "max.dim"
+  std::string name;       // full name: "max.dim"
   std::string base_name;  // "max"
   std::vector<Argument> arguments;
   std::vector<Argument> returns;  // empty for None-returning ops

@@ -20,11 +20,14 @@ size_t byte_offset_of_col(std::string_view line, uint32_t col) {
 
 }  // namespace
 
-Source::Source(std::string name, std::string text) : name_(std::move(name)), text_(std::move(text)) {
+Source::Source(std::string name, std::string text)
+    : name_(std::move(name)), text_(std::move(text)) {
   line_starts_.push_back(0);
   for (size_t i = 0; i < text_.size(); ++i) {
-    if (text_[i] == '\n') line_starts_.push_back(i + 1);
-    else if (text_[i] == '\r' && (i + 1 >= text_.size() || text_[i + 1] != '\n')) line_starts_.push_back(i + 1);
+    if (text_[i] == '\n')
+      line_starts_.push_back(i + 1);
+    else if (text_[i] == '\r' && (i + 1 >= text_.size() || text_[i + 1] != '\n'))
+      line_starts_.push_back(i + 1);
   }
 }
 
@@ -71,7 +74,10 @@ std::string SourceRange::excerpt() const {
 
 SourceError::SourceError(Kind kind, SourceRange range, std::string message,
                          std::vector<TracebackFrame> traceback)
-    : Error(message), kind_(kind), range_(std::move(range)), message_(std::move(message)),
+    : Error(message),
+      kind_(kind),
+      range_(std::move(range)),
+      message_(std::move(message)),
       traceback_(std::move(traceback)) {
   refresh();
 }

@@ -8,26 +8,75 @@ TypePtr make(TypeKind kind) { return std::make_shared<Type>(kind, std::vector<Ty
 
 }  // namespace
 
-TypePtr Type::tensor() { static TypePtr t = make(TypeKind::Tensor); return t; }
+TypePtr Type::tensor() {
+  static TypePtr t = make(TypeKind::Tensor);
+  return t;
+}
 TypePtr Type::tensor(DType dtype) {
   static const TypePtr refined[kNumDTypes] = {
-      [] { auto t = std::make_shared<Type>(TypeKind::Tensor, std::vector<TypePtr>{}); t->dtype_ = DType::Bool; return t; }(),
-      [] { auto t = std::make_shared<Type>(TypeKind::Tensor, std::vector<TypePtr>{}); t->dtype_ = DType::Int64; return t; }(),
-      [] { auto t = std::make_shared<Type>(TypeKind::Tensor, std::vector<TypePtr>{}); t->dtype_ = DType::Float32; return t; }(),
-      [] { auto t = std::make_shared<Type>(TypeKind::Tensor, std::vector<TypePtr>{}); t->dtype_ = DType::Float64; return t; }(),
+      [] {
+        auto t = std::make_shared<Type>(TypeKind::Tensor, std::vector<TypePtr>{});
+        t->dtype_ = DType::Bool;
+        return t;
+      }(),
+      [] {
+        auto t = std::make_shared<Type>(TypeKind::Tensor, std::vector<TypePtr>{});
+        t->dtype_ = DType::Int64;
+        return t;
+      }(),
+      [] {
+        auto t = std::make_shared<Type>(TypeKind::Tensor, std::vector<TypePtr>{});
+        t->dtype_ = DType::Float32;
+        return t;
+      }(),
+      [] {
+        auto t = std::make_shared<Type>(TypeKind::Tensor, std::vector<TypePtr>{});
+        t->dtype_ = DType::Float64;
+        return t;
+      }(),
   };
   return refined[static_cast<int>(dtype)];
 }
-TypePtr Type::int_() { static TypePtr t = make(TypeKind::Int); return t; }
-TypePtr Type::float_() { static TypePtr t = make(TypeKind::Float); return t; }
-TypePtr Type::bool_() { static TypePtr t = make(TypeKind::Bool); return t; }
-TypePtr Type::str_() { static TypePtr t = make(TypeKind::Str); return t; }
-TypePtr Type::none() { static TypePtr t = make(TypeKind::None); return t; }
-TypePtr Type::dtype() { static TypePtr t = make(TypeKind::DType); return t; }
-TypePtr Type::device() { static TypePtr t = make(TypeKind::Device); return t; }
-TypePtr Type::any() { static TypePtr t = make(TypeKind::Any); return t; }
-TypePtr Type::var() { static TypePtr t = make(TypeKind::Var); return t; }
-TypePtr Type::number() { static TypePtr t = make(TypeKind::Number); return t; }
+TypePtr Type::int_() {
+  static TypePtr t = make(TypeKind::Int);
+  return t;
+}
+TypePtr Type::float_() {
+  static TypePtr t = make(TypeKind::Float);
+  return t;
+}
+TypePtr Type::bool_() {
+  static TypePtr t = make(TypeKind::Bool);
+  return t;
+}
+TypePtr Type::str_() {
+  static TypePtr t = make(TypeKind::Str);
+  return t;
+}
+TypePtr Type::none() {
+  static TypePtr t = make(TypeKind::None);
+  return t;
+}
+TypePtr Type::dtype() {
+  static TypePtr t = make(TypeKind::DType);
+  return t;
+}
+TypePtr Type::device() {
+  static TypePtr t = make(TypeKind::Device);
+  return t;
+}
+TypePtr Type::any() {
+  static TypePtr t = make(TypeKind::Any);
+  return t;
+}
+TypePtr Type::var() {
+  static TypePtr t = make(TypeKind::Var);
+  return t;
+}
+TypePtr Type::number() {
+  static TypePtr t = make(TypeKind::Number);
+  return t;
+}
 
 TypePtr Type::list(TypePtr element) {
   return std::make_shared<Type>(TypeKind::List, std::vector<TypePtr>{std::move(element)});
@@ -45,19 +94,32 @@ TypePtr Type::function(std::shared_ptr<const FunctionSignature> signature) {
 
 std::string Type::str() const {
   switch (kind_) {
-    case TypeKind::Tensor: return "Tensor";
-    case TypeKind::Int: return "int";
-    case TypeKind::Float: return "float";
-    case TypeKind::Bool: return "bool";
-    case TypeKind::Str: return "str";
-    case TypeKind::None: return "None";
-    case TypeKind::DType: return "dtype";
-    case TypeKind::Device: return "device";
-    case TypeKind::Any: return "Any";
-    case TypeKind::Var: return "t";
-    case TypeKind::Number: return "Scalar";
-    case TypeKind::List: return "List[" + element()->str() + "]";
-    case TypeKind::Optional: return "Optional[" + element()->str() + "]";
+    case TypeKind::Tensor:
+      return "Tensor";
+    case TypeKind::Int:
+      return "int";
+    case TypeKind::Float:
+      return "float";
+    case TypeKind::Bool:
+      return "bool";
+    case TypeKind::Str:
+      return "str";
+    case TypeKind::None:
+      return "None";
+    case TypeKind::DType:
+      return "dtype";
+    case TypeKind::Device:
+      return "device";
+    case TypeKind::Any:
+      return "Any";
+    case TypeKind::Var:
+      return "t";
+    case TypeKind::Number:
+      return "Scalar";
+    case TypeKind::List:
+      return "List[" + element()->str() + "]";
+    case TypeKind::Optional:
+      return "Optional[" + element()->str() + "]";
     case TypeKind::Tuple: {
       std::string out = "Tuple[";
       for (size_t i = 0; i < contained_.size(); ++i) {
@@ -119,13 +181,20 @@ bool is_subtype(const TypePtr& a, const TypePtr& b) {
 
 TypePtr type_of_value(const IValue& v, const TypePtr& hint) {
   switch (v.tag()) {
-    case IValue::Tag::None: return Type::none();
-    case IValue::Tag::Bool: return Type::bool_();
-    case IValue::Tag::Int: return Type::int_();
-    case IValue::Tag::Double: return Type::float_();
-    case IValue::Tag::DType: return Type::dtype();
-    case IValue::Tag::Device: return Type::device();
-    case IValue::Tag::Str: return Type::str_();
+    case IValue::Tag::None:
+      return Type::none();
+    case IValue::Tag::Bool:
+      return Type::bool_();
+    case IValue::Tag::Int:
+      return Type::int_();
+    case IValue::Tag::Double:
+      return Type::float_();
+    case IValue::Tag::DType:
+      return Type::dtype();
+    case IValue::Tag::Device:
+      return Type::device();
+    case IValue::Tag::Str:
+      return Type::str_();
     case IValue::Tag::Tensor:
       return v.tensor_impl() ? Type::tensor(v.tensor_impl()->dtype()) : Type::tensor();
     case IValue::Tag::List: {
@@ -145,7 +214,8 @@ TypePtr type_of_value(const IValue& v, const TypePtr& hint) {
       }
       return Type::tuple(std::move(elems));
     }
-    case IValue::Tag::Object: return hint ? hint : Type::any();
+    case IValue::Tag::Object:
+      return hint ? hint : Type::any();
   }
   return Type::any();
 }
@@ -165,15 +235,19 @@ namespace tsl {
 
 TypePtr strip_refinements(const TypePtr& t) {
   switch (t->kind()) {
-    case TypeKind::Tensor: return t->tensor_dtype() ? Type::tensor() : t;
-    case TypeKind::List: return Type::list(strip_refinements(t->element()));
-    case TypeKind::Optional: return Type::optional(strip_refinements(t->element()));
+    case TypeKind::Tensor:
+      return t->tensor_dtype() ? Type::tensor() : t;
+    case TypeKind::List:
+      return Type::list(strip_refinements(t->element()));
+    case TypeKind::Optional:
+      return Type::optional(strip_refinements(t->element()));
     case TypeKind::Tuple: {
       std::vector<TypePtr> elems;
       for (const TypePtr& e : t->contained()) elems.push_back(strip_refinements(e));
       return Type::tuple(std::move(elems));
     }
-    default: return t;
+    default:
+      return t;
   }
 }
 

@@ -52,7 +52,9 @@ class Type {
   std::optional<DType> tensor_dtype() const { return dtype_; }
 
   bool is_tensor() const { return kind_ == TypeKind::Tensor; }
-  bool is_number() const { return kind_ == TypeKind::Int || kind_ == TypeKind::Float || kind_ == TypeKind::Bool; }
+  bool is_number() const {
+    return kind_ == TypeKind::Int || kind_ == TypeKind::Float || kind_ == TypeKind::Bool;
+  }
 
   // Python's spelling: "Tensor", "int", "List[int]", "Tuple[int, Tensor]",
   // "Optional[Tensor]", "dtype", "device", "None".

@@ -12,16 +12,14 @@ class Verifier {
  public:
   explicit Verifier(const Graph& g) : graph_(g) {}
 
-  void run() {
-    check_block(graph_.block(), nullptr);
-  }
+  void run() { check_block(graph_.block(), nullptr); }
 
  private:
   [[noreturn]] void fail(const Node* n, const std::string& what) {
     std::string where = n ? std::string(n->info().name) : std::string("graph");
-    throw InternalError(__FILE__, __LINE__,
-                        str("IR verification failed at ", where, ": ", what, "\n",
-                            print_graph(graph_)));
+    throw InternalError(
+        __FILE__, __LINE__,
+        str("IR verification failed at ", where, ": ", what, "\n", print_graph(graph_)));
   }
 
   void check_block(const Block* b, const Node* owner) {
@@ -66,14 +64,16 @@ class Verifier {
   void check_structure(const Node* n) {
     switch (n->op()) {
       case OpId::If:
-        if (n->inputs().size() != 1 || n->blocks().size() != 2) fail(n, "If needs 1 input, 2 blocks");
+        if (n->inputs().size() != 1 || n->blocks().size() != 2)
+          fail(n, "If needs 1 input, 2 blocks");
         for (const Block* b : n->blocks()) {
           if (!b->params().empty()) fail(n, "If blocks take no parameters");
           if (b->returns().size() != n->outputs().size()) fail(n, "If block returns != outputs");
         }
         return;
       case OpId::Loop: {
-        if (n->inputs().size() < 2 || n->blocks().size() != 1) fail(n, "Loop needs >= 2 inputs, 1 block");
+        if (n->inputs().size() < 2 || n->blocks().size() != 1)
+          fail(n, "Loop needs >= 2 inputs, 1 block");
         size_t carried = n->inputs().size() - 2;
         const Block* body = n->block(0);
         if (body->params().size() != carried + 1) fail(n, "Loop body params != 1 + carried");
@@ -81,7 +81,8 @@ class Verifier {
         if (n->outputs().size() != carried) fail(n, "Loop outputs != carried");
         return;
       }
-      default: break;
+      default:
+        break;
     }
     if (n->info().has(opflags::PRIM)) return;
     if (!n->blocks().empty()) fail(n, "only If and Loop have blocks");

@@ -55,17 +55,28 @@ void tensor_device(KernelArgs& a) { a.out(0) = IValue(a.in(0).tensor_impl()->dev
 
 KernelFn prim_kernel(OpId op) {
   switch (op) {
-    case OpId::ListConstruct: return &list_construct;
-    case OpId::TupleConstruct: return &tuple_construct;
-    case OpId::TupleUnpack: return &tuple_unpack;
-    case OpId::TupleIndex: return &tuple_index;
-    case OpId::Uninitialized: return &uninitialized;
-    case OpId::Undefined: return &undefined_tensor;
-    case OpId::unwrap_optional: return &unwrap_optional;
-    case OpId::to_optional: return &identity;
-    case OpId::dtype: return &tensor_dtype;
-    case OpId::device: return &tensor_device;
-    default: return nullptr;
+    case OpId::ListConstruct:
+      return &list_construct;
+    case OpId::TupleConstruct:
+      return &tuple_construct;
+    case OpId::TupleUnpack:
+      return &tuple_unpack;
+    case OpId::TupleIndex:
+      return &tuple_index;
+    case OpId::Uninitialized:
+      return &uninitialized;
+    case OpId::Undefined:
+      return &undefined_tensor;
+    case OpId::unwrap_optional:
+      return &unwrap_optional;
+    case OpId::to_optional:
+      return &identity;
+    case OpId::dtype:
+      return &tensor_dtype;
+    case OpId::device:
+      return &tensor_device;
+    default:
+      return nullptr;
   }
 }
 
@@ -95,8 +106,8 @@ class CodeBuilder {
     code_.num_registers_ = num_registers_;
     code_.register_names_.resize(num_registers_);
     for (auto& [v, r] : registers_) {
-      code_.register_names_[r] = v->debug_name().empty() ? "%" + std::to_string(v->unique())
-                                                         : "%" + v->debug_name();
+      code_.register_names_[r] =
+          v->debug_name().empty() ? "%" + std::to_string(v->unique()) : "%" + v->debug_name();
     }
   }
 
@@ -115,7 +126,8 @@ class CodeBuilder {
     return start;
   }
 
-  size_t emit(Instruction inst, const std::vector<uint32_t>& ins, const std::vector<uint32_t>& outs) {
+  size_t emit(Instruction inst, const std::vector<uint32_t>& ins,
+              const std::vector<uint32_t>& outs) {
     inst.inputs = add_list(ins);
     inst.num_inputs = static_cast<uint32_t>(ins.size());
     inst.outputs = add_list(outs);
@@ -131,7 +143,8 @@ class CodeBuilder {
   void emit_transfer(uint32_t src, uint32_t dst, bool may_move, const Node* node) {
     if (src == dst) return;
     Instruction inst;
-    inst.kind = may_move && !constant_regs_.count(src) ? Instruction::Kind::Move : Instruction::Kind::Copy;
+    inst.kind =
+        may_move && !constant_regs_.count(src) ? Instruction::Kind::Move : Instruction::Kind::Copy;
     inst.node = node;
     emit(inst, {src}, {dst});
   }
@@ -229,9 +242,12 @@ class CodeBuilder {
         code_.constants_.emplace_back(r, n->attr("value"));
         return;
       }
-      case OpId::If: return compile_if(n);
-      case OpId::Loop: return compile_loop(n);
-      default: break;
+      case OpId::If:
+        return compile_if(n);
+      case OpId::Loop:
+        return compile_loop(n);
+      default:
+        break;
     }
     Instruction inst;
     inst.node = n;
@@ -403,7 +419,8 @@ std::string Code::dump() const {
   };
   out << "  inputs: " << regs(0, 0);
   for (size_t i = 0; i < input_registers_.size(); ++i) {
-    out << (i ? ", " : "") << "r" << input_registers_[i] << "(" << register_names_[input_registers_[i]] << ")";
+    out << (i ? ", " : "") << "r" << input_registers_[i] << "("
+        << register_names_[input_registers_[i]] << ")";
   }
   out << "\n";
   for (const auto& [r, v] : constants_) {
@@ -430,17 +447,26 @@ std::string Code::dump() const {
       case Instruction::Kind::JumpIfFalse:
         out << "if not " << regs(inst.inputs, 1) << " goto " << inst.target;
         break;
-      case Instruction::Kind::Jump: out << "goto " << inst.target; break;
+      case Instruction::Kind::Jump:
+        out << "goto " << inst.target;
+        break;
       case Instruction::Kind::LoopTest:
         out << "if not (" << regs(inst.inputs, 1) << " < " << regs(inst.inputs + 1, 1) << " and "
             << regs(inst.inputs + 2, 1) << ") goto " << inst.target;
         break;
-      case Instruction::Kind::LoopIncrement: out << regs(inst.inputs, 1) << " += 1"; break;
-      case Instruction::Kind::Raise: out << "raise " << regs(inst.inputs, inst.num_inputs); break;
-      case Instruction::Kind::Free: out << "free"; break;
+      case Instruction::Kind::LoopIncrement:
+        out << regs(inst.inputs, 1) << " += 1";
+        break;
+      case Instruction::Kind::Raise:
+        out << "raise " << regs(inst.inputs, inst.num_inputs);
+        break;
+      case Instruction::Kind::Free:
+        out << "free";
+        break;
     }
-    if (inst.num_frees) out << (inst.kind == Instruction::Kind::Free ? " " : "   ; free ")
-                            << regs(inst.frees, inst.num_frees);
+    if (inst.num_frees)
+      out << (inst.kind == Instruction::Kind::Free ? " " : "   ; free ")
+          << regs(inst.frees, inst.num_frees);
     out << "\n";
   }
   out << "  return ";
@@ -453,7 +479,8 @@ std::string Code::dump() const {
 
 // ---- Running Code ---------------------------------------------------------------------
 
-InterpreterState::InterpreterState(const Code& code) : code_(code), registers_(code.num_registers()) {
+InterpreterState::InterpreterState(const Code& code)
+    : code_(code), registers_(code.num_registers()) {
   for (const auto& [r, v] : code.constants_) registers_[r] = v;
 }
 
@@ -461,7 +488,8 @@ std::vector<IValue> InterpreterState::run(std::vector<IValue> inputs) {
   TSL_INTERNAL_ASSERT(inputs.size() == code_.input_registers_.size(), "wrong number of inputs to ",
                       code_.graph().name(), ": ", inputs.size(), " for ",
                       code_.input_registers_.size());
-  for (size_t i = 0; i < inputs.size(); ++i) registers_[code_.input_registers_[i]] = std::move(inputs[i]);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    registers_[code_.input_registers_[i]] = std::move(inputs[i]);
   execute();
   std::vector<IValue> outputs;
   outputs.reserve(code_.output_registers_.size());
@@ -498,12 +526,17 @@ void InterpreterState::execute() {
     try {
       switch (inst.kind) {
         case Instruction::Kind::Op: {
-          KernelArgs args(regs, idx + inst.inputs, inst.num_inputs, idx + inst.outputs, inst.num_outputs);
+          KernelArgs args(regs, idx + inst.inputs, inst.num_inputs, idx + inst.outputs,
+                          inst.num_outputs);
           inst.fn(args);
           break;
         }
-        case Instruction::Kind::Copy: regs[idx[inst.outputs]] = regs[idx[inst.inputs]]; break;
-        case Instruction::Kind::Move: regs[idx[inst.outputs]] = std::move(regs[idx[inst.inputs]]); break;
+        case Instruction::Kind::Copy:
+          regs[idx[inst.outputs]] = regs[idx[inst.inputs]];
+          break;
+        case Instruction::Kind::Move:
+          regs[idx[inst.outputs]] = std::move(regs[idx[inst.inputs]]);
+          break;
         case Instruction::Kind::JumpIfFalse:
           if (!regs[idx[inst.inputs]].to_bool()) {
             pc = inst.target;
@@ -511,7 +544,8 @@ void InterpreterState::execute() {
           }
           break;
         case Instruction::Kind::Jump:
-          if (inst.target <= pc && g_interrupt_requested.exchange(false)) TSL_ERROR("KeyboardInterrupt");
+          if (inst.target <= pc && g_interrupt_requested.exchange(false))
+            TSL_ERROR("KeyboardInterrupt");
           pc = inst.target;
           continue;
         case Instruction::Kind::LoopTest: {
@@ -539,13 +573,15 @@ void InterpreterState::execute() {
             e.push_frame({code_.graph().name(), inst.node->range()});
             throw;
           }
-          for (uint32_t i = 0; i < inst.num_outputs; ++i) regs[idx[inst.outputs + i]] = std::move(outs[i]);
+          for (uint32_t i = 0; i < inst.num_outputs; ++i)
+            regs[idx[inst.outputs + i]] = std::move(outs[i]);
           break;
         }
         case Instruction::Kind::Raise:
           throw SourceError(SourceError::Kind::Runtime, inst.node->range(),
                             regs[idx[inst.inputs]].to_str());
-        case Instruction::Kind::Free: break;
+        case Instruction::Kind::Free:
+          break;
       }
     } catch (...) {
       rethrow_with_location(inst);

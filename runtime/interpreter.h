@@ -30,23 +30,23 @@ class Function;
 // copied.
 struct Instruction {
   enum class Kind : uint8_t {
-    Op,         // kernel(inputs) -> outputs
-    Copy,       // out = in (a new reference)
-    Move,       // out = in, in becomes empty
-    JumpIfFalse,// if !in[0]: pc = target
-    Jump,       // pc = target
-    LoopTest,   // if !(in[0] < in[1] && in[2]): pc = target  (trip, max trip, condition)
+    Op,             // kernel(inputs) -> outputs
+    Copy,           // out = in (a new reference)
+    Move,           // out = in, in becomes empty
+    JumpIfFalse,    // if !in[0]: pc = target
+    Jump,           // pc = target
+    LoopTest,       // if !(in[0] < in[1] && in[2]): pc = target  (trip, max trip, condition)
     LoopIncrement,  // in[0] += 1
-    Call,       // outputs = callee(inputs)
-    Raise,      // runtime error with the message in[0]
-    Free,       // empties the registers in `frees`
+    Call,           // outputs = callee(inputs)
+    Raise,          // runtime error with the message in[0]
+    Free,           // empties the registers in `frees`
   };
   Kind kind;
   uint32_t inputs = 0;  // offset into Code::indices_
   uint32_t num_inputs = 0;
   uint32_t outputs = 0;
   uint32_t num_outputs = 0;
-  uint32_t frees = 0;   // registers to empty after the instruction
+  uint32_t frees = 0;  // registers to empty after the instruction
   uint32_t num_frees = 0;
   int32_t target = -1;
   KernelFn fn = nullptr;

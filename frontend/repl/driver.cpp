@@ -38,9 +38,9 @@ const char* kUsage =
     "exit status: 0 success, 1 runtime error, 2 compile error or bad usage, 3 internal error\n";
 
 struct Options {
-  std::string code;       // -c
+  std::string code;  // -c
   bool has_code = false;
-  std::string dump;       // ast, ir
+  std::string dump;  // ast, ir
   std::string file;
   std::vector<std::string> script_args;
 };
@@ -199,7 +199,8 @@ int run_command_line(const std::vector<std::string>& args) {
     } else if (a.starts_with("--dump=")) {
       o.dump = a.substr(7);
       if (o.dump != "ast" && o.dump != "ir") {
-        std::cerr << "tsl: error: --dump takes ast or ir (the other views come with later features)\n";
+        std::cerr
+            << "tsl: error: --dump takes ast or ir (the other views come with later features)\n";
         return kExitCompileError;
       }
     } else if (a == "--threads" && i + 1 < args.size()) {
@@ -212,7 +213,8 @@ int run_command_line(const std::vector<std::string>& args) {
     } else if (a == "--device" && i + 1 < args.size()) {
       std::string d = args[++i];
       if (d != "cpu") {
-        std::cerr << "tsl: error: device '" << d << "' is not available: this build of TSL runs on the CPU\n";
+        std::cerr << "tsl: error: device '" << d
+                  << "' is not available: this build of TSL runs on the CPU\n";
         return kExitCompileError;
       }
     } else if (a.starts_with("-") && a != "-") {

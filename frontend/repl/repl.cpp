@@ -63,7 +63,8 @@ void show_vars(CompilationUnit& unit, std::ostream& out) {
   }
 }
 
-void show_type(CompilationUnit& unit, const std::string& expr, std::ostream& out, std::ostream& err) {
+void show_type(CompilationUnit& unit, const std::string& expr, std::ostream& out,
+               std::ostream& err) {
   try {
     auto source = std::make_shared<Source>("<stdin>", expr);
     ast::ExprPtr e = parse_expression(source);
@@ -76,7 +77,8 @@ void show_type(CompilationUnit& unit, const std::string& expr, std::ostream& out
   }
 }
 
-void show_graph(CompilationUnit& unit, const std::string& name, std::ostream& out, std::ostream& err) {
+void show_graph(CompilationUnit& unit, const std::string& name, std::ostream& out,
+                std::ostream& err) {
   FunctionDecl* decl = unit.find_function(name);
   if (!decl) {
     err << "error: no function named '" << name << "'\n";
@@ -91,7 +93,8 @@ void show_graph(CompilationUnit& unit, const std::string& name, std::ostream& ou
 }
 
 // Handles a line starting with ':'; returns false for :quit.
-bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& out, std::ostream& err) {
+bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& out,
+                  std::ostream& err) {
   std::istringstream words(line);
   std::string cmd;
   words >> cmd;
@@ -125,8 +128,8 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
         err << "error: " << e.what() << "\n";
       }
     }
-  } else if (cmd == ":opt" || cmd == ":passes" || cmd == ":grad" || cmd == ":dot" || cmd == ":time" ||
-             cmd == ":profile" || cmd == ":code" || cmd == ":memplan") {
+  } else if (cmd == ":opt" || cmd == ":passes" || cmd == ":grad" || cmd == ":dot" ||
+             cmd == ":time" || cmd == ":profile" || cmd == ":code" || cmd == ":memplan") {
     err << cmd << " is not available in this build of TSL yet\n";
   } else {
     err << "unknown command " << cmd << " (try :help)\n";
@@ -145,7 +148,8 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
     ~RestoreOutput() { set_program_output(saved); }
   } restore{set_program_output(&out)};
   if (options.prompts) {
-    out << "TSL " << TSL_VERSION << " — tensor scripts with gradients. :help for help, Ctrl-D to quit.\n";
+    out << "TSL " << TSL_VERSION
+        << " — tensor scripts with gradients. :help for help, Ctrl-D to quit.\n";
   }
   std::string buffer;
   for (;;) {

@@ -81,17 +81,22 @@ std::string group_digits(const std::string& digits, char sep) {
 }
 
 // Pads `body` (digits without sign) with the sign in front, per align and width.
-std::string pad(const std::string& sign, const std::string& body, const Spec& spec, char default_align) {
+std::string pad(const std::string& sign, const std::string& body, const Spec& spec,
+                char default_align) {
   std::string text = sign + body;
   int len = static_cast<int>(text.size());
   if (spec.width <= len) return text;
   size_t fill = static_cast<size_t>(spec.width - len);
   char align = spec.align ? spec.align : default_align;
   switch (align) {
-    case '<': return text + std::string(fill, spec.fill);
-    case '^': return std::string(fill / 2, spec.fill) + text + std::string(fill - fill / 2, spec.fill);
-    case '=': return sign + std::string(fill, spec.fill) + body;
-    default: return std::string(fill, spec.fill) + text;
+    case '<':
+      return text + std::string(fill, spec.fill);
+    case '^':
+      return std::string(fill / 2, spec.fill) + text + std::string(fill - fill / 2, spec.fill);
+    case '=':
+      return sign + std::string(fill, spec.fill) + body;
+    default:
+      return std::string(fill, spec.fill) + text;
   }
 }
 
@@ -114,7 +119,9 @@ std::string format_int(int64_t v, const Spec& spec) {
   std::string digits, prefix;
   switch (type) {
     case 'd':
-    case 'n': digits = std::to_string(mag); break;
+    case 'n':
+      digits = std::to_string(mag);
+      break;
     case 'x':
     case 'X':
     case 'o':
@@ -125,13 +132,17 @@ std::string format_int(int64_t v, const Spec& spec) {
         digits.insert(digits.begin(), alphabet[mag % base]);
         mag /= base;
       } while (mag);
-      if (spec.alternate) prefix = type == 'o' ? "0o" : type == 'b' ? "0b" : (type == 'X' ? "0X" : "0x");
+      if (spec.alternate)
+        prefix = type == 'o' ? "0o" : type == 'b' ? "0b" : (type == 'X' ? "0X" : "0x");
       break;
     }
-    case 'c': TSL_ERROR("format code 'c' is not supported in TSL");
-    default: TSL_ERROR("Unknown format code '", type, "' for object of type 'int'");
+    case 'c':
+      TSL_ERROR("format code 'c' is not supported in TSL");
+    default:
+      TSL_ERROR("Unknown format code '", type, "' for object of type 'int'");
   }
-  return pad(sign_text(negative, spec.sign) + prefix, group_digits(digits, spec.grouping), spec, '>');
+  return pad(sign_text(negative, spec.sign) + prefix, group_digits(digits, spec.grouping), spec,
+             '>');
 }
 
 std::string printf_double(const char* fmt_type, int precision, double v, bool alternate) {
@@ -160,13 +171,21 @@ std::string format_float(double v, const Spec& spec) {
     int p = spec.precision < 0 ? 6 : spec.precision;
     switch (type) {
       case 'e':
-      case 'E': body = printf_double(upper ? "E" : "e", p, mag, spec.alternate); break;
+      case 'E':
+        body = printf_double(upper ? "E" : "e", p, mag, spec.alternate);
+        break;
       case 'f':
-      case 'F': body = printf_double("f", p, mag, spec.alternate); break;
+      case 'F':
+        body = printf_double("f", p, mag, spec.alternate);
+        break;
       case 'g':
       case 'G':
-      case 'n': body = printf_double(upper ? "G" : "g", p == 0 ? 1 : p, mag, spec.alternate); break;
-      case '%': body = printf_double("f", p, mag * 100, spec.alternate) + "%"; break;
+      case 'n':
+        body = printf_double(upper ? "G" : "g", p == 0 ? 1 : p, mag, spec.alternate);
+        break;
+      case '%':
+        body = printf_double("f", p, mag * 100, spec.alternate) + "%";
+        break;
       case 0:
         if (spec.precision < 0) {
           body = python_float_repr(mag);
@@ -176,7 +195,8 @@ std::string format_float(double v, const Spec& spec) {
           if (body.find_first_of(".e") == std::string::npos) body += ".0";
         }
         break;
-      default: TSL_ERROR("Unknown format code '", type, "' for object of type 'float'");
+      default:
+        TSL_ERROR("Unknown format code '", type, "' for object of type 'float'");
     }
   }
   return pad(sign_text(negative, spec.sign), group_digits(body, spec.grouping), spec, '>');
@@ -188,7 +208,8 @@ std::string format_str(const std::string& s, const Spec& spec) {
   TSL_CHECK(spec.sign == '-', "Sign not allowed in string format specifier");
   TSL_CHECK(spec.align != '=', "'=' alignment not allowed in string format specifier");
   std::string text = s;
-  if (spec.precision >= 0 && static_cast<size_t>(spec.precision) < text.size()) text.resize(spec.precision);
+  if (spec.precision >= 0 && static_cast<size_t>(spec.precision) < text.size())
+    text.resize(spec.precision);
   return pad("", text, spec, '<');
 }
 
@@ -211,8 +232,10 @@ std::string format_value(const IValue& value, const std::string& spec_text) {
       if (is_float_type(spec.type)) return format_float(static_cast<double>(v), spec);
       return format_int(v, spec);
     }
-    case IValue::Tag::Double: return format_float(value.to_double(), spec);
-    case IValue::Tag::Str: return format_str(value.to_str(), spec);
+    case IValue::Tag::Double:
+      return format_float(value.to_double(), spec);
+    case IValue::Tag::Str:
+      return format_str(value.to_str(), spec);
     default:
       TSL_ERROR("unsupported format string passed to ", value.tag_name(), ".__format__");
   }

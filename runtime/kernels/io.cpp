@@ -56,7 +56,8 @@ void format_kernel(KernelArgs& a) {
   for (size_t i = 0; i < templ.size(); ++i) {
     char c = templ[i];
     if (c == '}') {
-      TSL_CHECK(i + 1 < templ.size() && templ[i + 1] == '}', "Single '}' encountered in format string");
+      TSL_CHECK(i + 1 < templ.size() && templ[i + 1] == '}',
+                "Single '}' encountered in format string");
       out += '}';
       ++i;
       continue;
@@ -90,14 +91,19 @@ void format_kernel(KernelArgs& a) {
       ++next_auto;
     } else {
       bool digits = field.find_first_not_of("0123456789") == std::string::npos;
-      TSL_CHECK(digits, "format: only positional fields ({} or {0}) are supported, got {", field, "}");
+      TSL_CHECK(digits, "format: only positional fields ({} or {0}) are supported, got {", field,
+                "}");
       index = static_cast<uint32_t>(std::stoul(field));
     }
-    TSL_CHECK(index < args.size(), "Replacement index ", index, " out of range for positional args tuple");
+    TSL_CHECK(index < args.size(), "Replacement index ", index,
+              " out of range for positional args tuple");
     IValue v = args[index];
-    if (conversion == "r") v = IValue(v.repr());
-    else if (conversion == "s") v = IValue(v.str());
-    else TSL_CHECK(conversion.empty(), "Unknown conversion specifier ", conversion);
+    if (conversion == "r")
+      v = IValue(v.repr());
+    else if (conversion == "s")
+      v = IValue(v.str());
+    else
+      TSL_CHECK(conversion.empty(), "Unknown conversion specifier ", conversion);
     out += format_value(v, spec);
   }
   a.out(0) = IValue(std::move(out));
@@ -110,10 +116,14 @@ void format_kernel(KernelArgs& a) {
 
 const char* npy_descr(DType t) {
   switch (t) {
-    case DType::Bool: return "|b1";
-    case DType::Int64: return "<i8";
-    case DType::Float32: return "<f4";
-    case DType::Float64: return "<f8";
+    case DType::Bool:
+      return "|b1";
+    case DType::Int64:
+      return "<i8";
+    case DType::Float32:
+      return "<f4";
+    case DType::Float64:
+      return "<f8";
   }
   return "";
 }
@@ -123,7 +133,8 @@ void save_npy(std::string path, Tensor t) {
   TSL_CHECK(t.device().is_cpu(), "save: move the tensor to the CPU first (t.cpu())");
   Tensor c = t.contiguous();
   std::string shape = "(";
-  for (int64_t d = 0; d < c.dim(); ++d) shape += std::to_string(c.sizes()[d]) + (c.dim() == 1 ? "," : (d + 1 < c.dim() ? ", " : ""));
+  for (int64_t d = 0; d < c.dim(); ++d)
+    shape += std::to_string(c.sizes()[d]) + (c.dim() == 1 ? "," : (d + 1 < c.dim() ? ", " : ""));
   shape += ")";
   std::string header = std::string("{'descr': '") + npy_descr(c.dtype()) +
                        "', 'fortran_order': False, 'shape': " + shape + ", }";
@@ -141,7 +152,8 @@ void save_npy(std::string path, Tensor t) {
 }
 
 // The value of `key` in the header dict, as text.
-std::string header_field(const std::string& header, const std::string& key, const std::string& path) {
+std::string header_field(const std::string& header, const std::string& key,
+                         const std::string& path) {
   size_t k = header.find("'" + key + "'");
   TSL_CHECK(k != std::string::npos, "load: '", path, "' is not a valid .npy file (no '", key, "')");
   size_t colon = header.find(':', k);
@@ -149,18 +161,21 @@ std::string header_field(const std::string& header, const std::string& key, cons
   size_t start = header.find_first_not_of(' ', colon + 1);
   TSL_CHECK(start != std::string::npos, "load: '", path, "' has a malformed header");
   size_t end;
-  if (header[start] == '(') end = header.find(')', start) + 1;
-  else if (header[start] == '\'') end = header.find('\'', start + 1) + 1;
-  else end = header.find_first_of(",}", start);
+  if (header[start] == '(')
+    end = header.find(')', start) + 1;
+  else if (header[start] == '\'')
+    end = header.find('\'', start + 1) + 1;
+  else
+    end = header.find_first_of(",}", start);
   TSL_CHECK(end != std::string::npos && end > start, "load: '", path, "' has a malformed header");
   return header.substr(start, end - start);
 }
 
 struct NpyType {
-  DType dtype;    // what TSL makes of it
-  char kind;      // 'f', 'i', 'u', 'b'
-  size_t size;    // bytes per element in the file
-  bool swap;      // big-endian in the file
+  DType dtype;  // what TSL makes of it
+  char kind;    // 'f', 'i', 'u', 'b'
+  size_t size;  // bytes per element in the file
+  bool swap;    // big-endian in the file
 };
 
 NpyType parse_descr(std::string descr, const std::string& path) {
@@ -171,8 +186,10 @@ NpyType parse_descr(std::string descr, const std::string& path) {
   char kind = descr[1];
   size_t size = static_cast<size_t>(std::atoi(descr.c_str() + 2));
   bool swap = order == '>' && size > 1;
-  if (kind == 'f' && (size == 4 || size == 8)) return {size == 4 ? DType::Float32 : DType::Float64, kind, size, swap};
-  if (kind == 'i' && (size == 1 || size == 2 || size == 4 || size == 8)) return {DType::Int64, kind, size, swap};
+  if (kind == 'f' && (size == 4 || size == 8))
+    return {size == 4 ? DType::Float32 : DType::Float64, kind, size, swap};
+  if (kind == 'i' && (size == 1 || size == 2 || size == 4 || size == 8))
+    return {DType::Int64, kind, size, swap};
   if (kind == 'u' && (size == 1 || size == 2 || size == 4)) return {DType::Int64, kind, size, swap};
   if (kind == 'b' && size == 1) return {DType::Bool, kind, size, false};
   TSL_ERROR("load: '", path, "' holds dtype '", descr,
@@ -201,21 +218,47 @@ void convert_element(const unsigned char* p, const NpyType& t, T* out) {
   unsigned char buf[8];
   for (size_t i = 0; i < t.size; ++i) buf[i] = t.swap ? p[t.size - 1 - i] : p[i];
   if (t.kind == 'f') {
-    if (t.size == 4) { float f; std::memcpy(&f, buf, 4); *out = static_cast<T>(f); }
-    else { double d; std::memcpy(&d, buf, 8); *out = static_cast<T>(d); }
+    if (t.size == 4) {
+      float f;
+      std::memcpy(&f, buf, 4);
+      *out = static_cast<T>(f);
+    } else {
+      double d;
+      std::memcpy(&d, buf, 8);
+      *out = static_cast<T>(d);
+    }
   } else if (t.kind == 'b') {
     *out = static_cast<T>(buf[0] != 0);
   } else {
     int64_t v = 0;
     if (t.kind == 'i') {
-      if (t.size == 1) { int8_t x; std::memcpy(&x, buf, 1); v = x; }
-      else if (t.size == 2) { int16_t x; std::memcpy(&x, buf, 2); v = x; }
-      else if (t.size == 4) { int32_t x; std::memcpy(&x, buf, 4); v = x; }
-      else { std::memcpy(&v, buf, 8); }
+      if (t.size == 1) {
+        int8_t x;
+        std::memcpy(&x, buf, 1);
+        v = x;
+      } else if (t.size == 2) {
+        int16_t x;
+        std::memcpy(&x, buf, 2);
+        v = x;
+      } else if (t.size == 4) {
+        int32_t x;
+        std::memcpy(&x, buf, 4);
+        v = x;
+      } else {
+        std::memcpy(&v, buf, 8);
+      }
     } else {
-      if (t.size == 1) v = buf[0];
-      else if (t.size == 2) { uint16_t x; std::memcpy(&x, buf, 2); v = x; }
-      else { uint32_t x; std::memcpy(&x, buf, 4); v = x; }
+      if (t.size == 1)
+        v = buf[0];
+      else if (t.size == 2) {
+        uint16_t x;
+        std::memcpy(&x, buf, 2);
+        v = x;
+      } else {
+        uint32_t x;
+        std::memcpy(&x, buf, 4);
+        v = x;
+      }
     }
     *out = static_cast<T>(v);
   }
@@ -287,7 +330,8 @@ Tensor load_csv(std::string path, bool skip_header) {
       values.push_back(static_cast<float>(v));
       ++count;
     }
-    if (!line.empty() && line.back() == ',') TSL_ERROR("load_csv: '", path, "' line ", line_no, ": empty last cell");
+    if (!line.empty() && line.back() == ',')
+      TSL_ERROR("load_csv: '", path, "' line ", line_no, ": empty last cell");
     TSL_CHECK(cols < 0 || count == cols, "load_csv: '", path, "' line ", line_no, " has ", count,
               " columns, earlier lines have ", cols);
     cols = count;

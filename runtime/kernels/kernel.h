@@ -142,7 +142,8 @@ template <>
 struct ArgConv<std::vector<std::optional<Tensor>>> {
   static std::vector<std::optional<Tensor>> get(const IValue& v) {
     std::vector<std::optional<Tensor>> out;
-    for (const IValue& e : v.to_list().elements) out.push_back(ArgConv<std::optional<Tensor>>::get(e));
+    for (const IValue& e : v.to_list().elements)
+      out.push_back(ArgConv<std::optional<Tensor>>::get(e));
     return out;
   }
 };
@@ -181,10 +182,12 @@ struct ResultConv<std::vector<int64_t>> {
 template <typename... Ts>
 struct ResultConv<std::tuple<Ts...>> {
   static void put(KernelArgs& a, std::tuple<Ts...>&& r) {
-    std::apply([&](auto&&... elems) {
-      uint32_t i = 0;
-      ((a.out(i++) = IValue(std::move(elems))), ...);
-    }, std::move(r));
+    std::apply(
+        [&](auto&&... elems) {
+          uint32_t i = 0;
+          ((a.out(i++) = IValue(std::move(elems))), ...);
+        },
+        std::move(r));
   }
 };
 
@@ -206,7 +209,8 @@ void call_boxed(KernelArgs& a, std::index_sequence<I...>) {
     // A None-returning op's node may have no output at all (an expression statement).
     if (a.num_outputs() > 0) a.out(0) = IValue();
   } else {
-    ResultConv<R>::put(a, Fn(ArgConv<std::tuple_element_t<I, typename Traits::ArgsTuple>>::get(a.in(I))...));
+    ResultConv<R>::put(
+        a, Fn(ArgConv<std::tuple_element_t<I, typename Traits::ArgsTuple>>::get(a.in(I))...));
   }
 }
 
@@ -228,8 +232,9 @@ constexpr int boxed_arity() {
 }  // namespace tsl
 
 // TSL_REGISTER_CPU(relu, cpu::relu): the typed function is the CPU kernel of op relu.
-#define TSL_REGISTER_CPU(op, fn) \
-  ::tsl::register_kernel(::tsl::DeviceType::CPU, ::tsl::OpId::op, &::tsl::boxed<&fn>, ::tsl::boxed_arity<&fn>())
+#define TSL_REGISTER_CPU(op, fn)                                                      \
+  ::tsl::register_kernel(::tsl::DeviceType::CPU, ::tsl::OpId::op, &::tsl::boxed<&fn>, \
+                         ::tsl::boxed_arity<&fn>())
 #define TSL_REGISTER_GENERIC(op, fn) \
   ::tsl::register_generic_kernel(::tsl::OpId::op, &::tsl::boxed<&fn>, ::tsl::boxed_arity<&fn>())
 // A kernel that works on KernelArgs directly (variadic ops such as print).

@@ -127,17 +127,25 @@ double log_base_float(double a, double base) {
   return std::log(a) / std::log(base);
 }
 double log1p_float(double a) { return math_result(std::log1p(a), a > -1); }
-double expm1_float(double a) { return std::isinf(a) ? std::expm1(a) : math_result(std::expm1(a), true); }
+double expm1_float(double a) {
+  return std::isinf(a) ? std::expm1(a) : math_result(std::expm1(a), true);
+}
 double sqrt_float(double a) { return std::isinf(a) ? a : math_result(std::sqrt(a), a >= 0); }
 double sin_float(double a) { return math_result(std::sin(a), !std::isinf(a)); }
 double cos_float(double a) { return math_result(std::cos(a), !std::isinf(a)); }
 double tan_float(double a) { return math_result(std::tan(a), !std::isinf(a)); }
-double asin_float(double a) { return math_result(std::asin(a), std::isnan(a) || std::fabs(a) <= 1); }
-double acos_float(double a) { return math_result(std::acos(a), std::isnan(a) || std::fabs(a) <= 1); }
+double asin_float(double a) {
+  return math_result(std::asin(a), std::isnan(a) || std::fabs(a) <= 1);
+}
+double acos_float(double a) {
+  return math_result(std::acos(a), std::isnan(a) || std::fabs(a) <= 1);
+}
 double atan_float(double a) { return std::atan(a); }
 double atan2_float(double a, double b) { return std::atan2(a, b); }
 double sinh_float(double a) { return std::isinf(a) ? a : math_result(std::sinh(a), true); }
-double cosh_float(double a) { return std::isinf(a) ? std::fabs(a) : math_result(std::cosh(a), true); }
+double cosh_float(double a) {
+  return std::isinf(a) ? std::fabs(a) : math_result(std::cosh(a), true);
+}
 double tanh_float(double a) { return std::tanh(a); }
 double erf_float(double a) { return std::erf(a); }
 double fabs_float(double a) { return std::fabs(a); }
@@ -148,17 +156,29 @@ bool isfinite_float(double a) { return std::isfinite(a); }
 // ---- comparisons ----------------------------------------------------------------------
 
 template <typename T>
-bool eq(T a, T b) { return a == b; }
+bool eq(T a, T b) {
+  return a == b;
+}
 template <typename T>
-bool ne(T a, T b) { return a != b; }
+bool ne(T a, T b) {
+  return a != b;
+}
 template <typename T>
-bool lt(T a, T b) { return a < b; }
+bool lt(T a, T b) {
+  return a < b;
+}
 template <typename T>
-bool le(T a, T b) { return a <= b; }
+bool le(T a, T b) {
+  return a <= b;
+}
 template <typename T>
-bool gt(T a, T b) { return a > b; }
+bool gt(T a, T b) {
+  return a > b;
+}
 template <typename T>
-bool ge(T a, T b) { return a >= b; }
+bool ge(T a, T b) {
+  return a >= b;
+}
 bool not_bool(bool a) { return !a; }
 
 // `a is b`: None is None; tensors, lists and objects by identity; plain values by
@@ -166,17 +186,28 @@ bool not_bool(bool a) { return !a; }
 bool is_same_object(const IValue& a, const IValue& b) {
   if (a.tag() != b.tag()) return false;
   switch (a.tag()) {
-    case IValue::Tag::None: return true;
-    case IValue::Tag::Bool: return a.to_bool() == b.to_bool();
-    case IValue::Tag::Int: return a.to_int() == b.to_int();
-    case IValue::Tag::Double: return a.to_double() == b.to_double();
-    case IValue::Tag::DType: return a.to_dtype() == b.to_dtype();
-    case IValue::Tag::Device: return a.to_device() == b.to_device();
-    case IValue::Tag::Str: return a.to_str() == b.to_str();
-    case IValue::Tag::Tensor: return a.tensor_impl() == b.tensor_impl();
-    case IValue::Tag::List: return &a.to_list() == &b.to_list();
-    case IValue::Tag::Tuple: return &a.to_tuple() == &b.to_tuple();
-    case IValue::Tag::Object: return &a.to_object() == &b.to_object();
+    case IValue::Tag::None:
+      return true;
+    case IValue::Tag::Bool:
+      return a.to_bool() == b.to_bool();
+    case IValue::Tag::Int:
+      return a.to_int() == b.to_int();
+    case IValue::Tag::Double:
+      return a.to_double() == b.to_double();
+    case IValue::Tag::DType:
+      return a.to_dtype() == b.to_dtype();
+    case IValue::Tag::Device:
+      return a.to_device() == b.to_device();
+    case IValue::Tag::Str:
+      return a.to_str() == b.to_str();
+    case IValue::Tag::Tensor:
+      return a.tensor_impl() == b.tensor_impl();
+    case IValue::Tag::List:
+      return &a.to_list() == &b.to_list();
+    case IValue::Tag::Tuple:
+      return &a.to_tuple() == &b.to_tuple();
+    case IValue::Tag::Object:
+      return &a.to_object() == &b.to_object();
   }
   return false;
 }
@@ -204,7 +235,8 @@ int64_t int_of_str(std::string s) {
   std::string digits;
   for (size_t i = 0; i < t.size(); ++i) {
     // Python allows single underscores between digits.
-    if (t[i] == '_' && i > 0 && i + 1 < t.size() && std::isdigit(static_cast<unsigned char>(t[i - 1])) &&
+    if (t[i] == '_' && i > 0 && i + 1 < t.size() &&
+        std::isdigit(static_cast<unsigned char>(t[i - 1])) &&
         std::isdigit(static_cast<unsigned char>(t[i + 1]))) {
       continue;
     }
@@ -212,7 +244,8 @@ int64_t int_of_str(std::string s) {
   }
   size_t start = (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) ? 1 : 0;
   bool ok = digits.size() > start;
-  for (size_t i = start; i < digits.size(); ++i) ok = ok && std::isdigit(static_cast<unsigned char>(digits[i]));
+  for (size_t i = start; i < digits.size(); ++i)
+    ok = ok && std::isdigit(static_cast<unsigned char>(digits[i]));
   TSL_CHECK(ok, "invalid literal for int() with base 10: ", IValue(s).repr());
   errno = 0;
   long long v = std::strtoll(digits.c_str(), nullptr, 10);
@@ -224,15 +257,19 @@ double float_of_str(std::string s) {
   std::string t = strip(s);
   std::string lower;
   for (char c : t) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::string body = (!lower.empty() && (lower[0] == '+' || lower[0] == '-')) ? lower.substr(1) : lower;
+  std::string body =
+      (!lower.empty() && (lower[0] == '+' || lower[0] == '-')) ? lower.substr(1) : lower;
   double sign = (!lower.empty() && lower[0] == '-') ? -1.0 : 1.0;
   if (body == "inf" || body == "infinity") return sign * std::numeric_limits<double>::infinity();
   if (body == "nan") return std::numeric_limits<double>::quiet_NaN();
   bool ok = !t.empty();
-  for (char c : body) ok = ok && (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == '+' || c == '-');
+  for (char c : body)
+    ok = ok && (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == '+' ||
+                c == '-');
   char* end = nullptr;
   double v = ok ? std::strtod(t.c_str(), &end) : 0.0;
-  TSL_CHECK(ok && end == t.c_str() + t.size(), "could not convert string to float: ", IValue(s).repr());
+  TSL_CHECK(ok && end == t.c_str() + t.size(),
+            "could not convert string to float: ", IValue(s).repr());
   return v;
 }
 
@@ -334,17 +371,27 @@ T extreme_of(const std::vector<IValue>& elems, const char* name) {
   T best = 0;
   for (size_t i = 0; i < elems.size(); ++i) {
     T v;
-    if constexpr (std::is_same_v<T, double>) v = elems[i].to_double();
-    else v = elems[i].to_int();
+    if constexpr (std::is_same_v<T, double>)
+      v = elems[i].to_double();
+    else
+      v = elems[i].to_int();
     if (i == 0 || (Max ? best < v : v < best)) best = v;
   }
   return best;
 }
 
-void min_int_list(KernelArgs& a) { a.out(0) = IValue(extreme_of<int64_t, false>(elements_of(a.in(0)), "min")); }
-void max_int_list(KernelArgs& a) { a.out(0) = IValue(extreme_of<int64_t, true>(elements_of(a.in(0)), "max")); }
-void min_float_list(KernelArgs& a) { a.out(0) = IValue(extreme_of<double, false>(elements_of(a.in(0)), "min")); }
-void max_float_list(KernelArgs& a) { a.out(0) = IValue(extreme_of<double, true>(elements_of(a.in(0)), "max")); }
+void min_int_list(KernelArgs& a) {
+  a.out(0) = IValue(extreme_of<int64_t, false>(elements_of(a.in(0)), "min"));
+}
+void max_int_list(KernelArgs& a) {
+  a.out(0) = IValue(extreme_of<int64_t, true>(elements_of(a.in(0)), "max"));
+}
+void min_float_list(KernelArgs& a) {
+  a.out(0) = IValue(extreme_of<double, false>(elements_of(a.in(0)), "min"));
+}
+void max_float_list(KernelArgs& a) {
+  a.out(0) = IValue(extreme_of<double, true>(elements_of(a.in(0)), "max"));
+}
 
 void sum_int_list(KernelArgs& a) {
   int64_t s = 0;

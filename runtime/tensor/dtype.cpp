@@ -5,10 +5,14 @@ namespace tsl {
 
 std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::Bool: return "bool";
-    case DType::Int64: return "int64";
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
+    case DType::Bool:
+      return "bool";
+    case DType::Int64:
+      return "int64";
+    case DType::Float32:
+      return "float32";
+    case DType::Float64:
+      return "float64";
   }
   return "unknown";
 }

@@ -16,10 +16,14 @@ constexpr int kNumDTypes = 4;
 
 constexpr size_t element_size(DType t) {
   switch (t) {
-    case DType::Bool: return 1;
-    case DType::Int64: return 8;
-    case DType::Float32: return 4;
-    case DType::Float64: return 8;
+    case DType::Bool:
+      return 1;
+    case DType::Int64:
+      return 8;
+    case DType::Float32:
+      return 4;
+    case DType::Float64:
+      return 8;
   }
   return 0;
 }
@@ -45,19 +49,36 @@ enum class ScalarKind : uint8_t { Bool, Int, Float };
 // float32 and int64 * 2.0 becomes float32 (the default float type).
 constexpr DType promote_with_scalar(DType tensor, ScalarKind scalar) {
   switch (scalar) {
-    case ScalarKind::Bool: return tensor;
-    case ScalarKind::Int: return tensor == DType::Bool ? DType::Int64 : tensor;
-    case ScalarKind::Float: return is_floating(tensor) ? tensor : DType::Float32;
+    case ScalarKind::Bool:
+      return tensor;
+    case ScalarKind::Int:
+      return tensor == DType::Bool ? DType::Int64 : tensor;
+    case ScalarKind::Float:
+      return is_floating(tensor) ? tensor : DType::Float32;
   }
   return tensor;
 }
 
-template <typename T> struct CppTypeToDType;
-template <> struct CppTypeToDType<bool> { static constexpr DType value = DType::Bool; };
-template <> struct CppTypeToDType<int64_t> { static constexpr DType value = DType::Int64; };
-template <> struct CppTypeToDType<float> { static constexpr DType value = DType::Float32; };
-template <> struct CppTypeToDType<double> { static constexpr DType value = DType::Float64; };
-template <typename T> constexpr DType dtype_of = CppTypeToDType<T>::value;
+template <typename T>
+struct CppTypeToDType;
+template <>
+struct CppTypeToDType<bool> {
+  static constexpr DType value = DType::Bool;
+};
+template <>
+struct CppTypeToDType<int64_t> {
+  static constexpr DType value = DType::Int64;
+};
+template <>
+struct CppTypeToDType<float> {
+  static constexpr DType value = DType::Float32;
+};
+template <>
+struct CppTypeToDType<double> {
+  static constexpr DType value = DType::Float64;
+};
+template <typename T>
+constexpr DType dtype_of = CppTypeToDType<T>::value;
 
 }  // namespace tsl
 
@@ -69,35 +90,37 @@ template <typename T> constexpr DType dtype_of = CppTypeToDType<T>::value;
     return __VA_ARGS__();                            \
   }
 
-#define TSL_DISPATCH_ALL(DTYPE, NAME, ...)                                     \
-  [&] {                                                                        \
-    switch (DTYPE) {                                                           \
-      TSL_DISPATCH_CASE(Bool, bool, __VA_ARGS__)                               \
-      TSL_DISPATCH_CASE(Int64, int64_t, __VA_ARGS__)                           \
-      TSL_DISPATCH_CASE(Float32, float, __VA_ARGS__)                           \
-      TSL_DISPATCH_CASE(Float64, double, __VA_ARGS__)                          \
-    }                                                                          \
-    throw ::tsl::InternalError(__FILE__, __LINE__, NAME ": unknown dtype");    \
+#define TSL_DISPATCH_ALL(DTYPE, NAME, ...)                                  \
+  [&] {                                                                     \
+    switch (DTYPE) {                                                        \
+      TSL_DISPATCH_CASE(Bool, bool, __VA_ARGS__)                            \
+      TSL_DISPATCH_CASE(Int64, int64_t, __VA_ARGS__)                        \
+      TSL_DISPATCH_CASE(Float32, float, __VA_ARGS__)                        \
+      TSL_DISPATCH_CASE(Float64, double, __VA_ARGS__)                       \
+    }                                                                       \
+    throw ::tsl::InternalError(__FILE__, __LINE__, NAME ": unknown dtype"); \
   }()
 
-#define TSL_DISPATCH_FLOATING(DTYPE, NAME, ...)                                            \
-  [&] {                                                                                    \
-    switch (DTYPE) {                                                                       \
-      TSL_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                       \
-      TSL_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                      \
-      default: break;                                                                      \
-    }                                                                                      \
-    throw ::tsl::Error(::tsl::str(NAME, ": expected a floating-point tensor, got ",        \
-                                  ::tsl::dtype_name(DTYPE)));                              \
+#define TSL_DISPATCH_FLOATING(DTYPE, NAME, ...)                                                  \
+  [&] {                                                                                          \
+    switch (DTYPE) {                                                                             \
+      TSL_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                             \
+      TSL_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                            \
+      default:                                                                                   \
+        break;                                                                                   \
+    }                                                                                            \
+    throw ::tsl::Error(                                                                          \
+        ::tsl::str(NAME, ": expected a floating-point tensor, got ", ::tsl::dtype_name(DTYPE))); \
   }()
 
-#define TSL_DISPATCH_NUMERIC(DTYPE, NAME, ...)                                     \
-  [&] {                                                                            \
-    switch (DTYPE) {                                                               \
-      TSL_DISPATCH_CASE(Int64, int64_t, __VA_ARGS__)                               \
-      TSL_DISPATCH_CASE(Float32, float, __VA_ARGS__)                               \
-      TSL_DISPATCH_CASE(Float64, double, __VA_ARGS__)                              \
-      default: break;                                                              \
-    }                                                                              \
+#define TSL_DISPATCH_NUMERIC(DTYPE, NAME, ...)                                              \
+  [&] {                                                                                     \
+    switch (DTYPE) {                                                                        \
+      TSL_DISPATCH_CASE(Int64, int64_t, __VA_ARGS__)                                        \
+      TSL_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                        \
+      TSL_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                       \
+      default:                                                                              \
+        break;                                                                              \
+    }                                                                                       \
     throw ::tsl::Error(::tsl::str(NAME, ": not supported for ", ::tsl::dtype_name(DTYPE))); \
   }()

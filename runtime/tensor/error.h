@@ -46,20 +46,21 @@ std::string str(const Args&... args) {
 }  // namespace tsl
 
 // A user error: `TSL_CHECK(a.dim() == 2, "mm: expected a 2-D tensor, got ", a.dim(), "-D")`.
-#define TSL_CHECK(cond, ...)                     \
-  do {                                           \
-    if (!(cond)) [[unlikely]] {                  \
+#define TSL_CHECK(cond, ...)                       \
+  do {                                             \
+    if (!(cond)) [[unlikely]] {                    \
       throw ::tsl::Error(::tsl::str(__VA_ARGS__)); \
-    }                                            \
+    }                                              \
   } while (0)
 
 #define TSL_ERROR(...) throw ::tsl::Error(::tsl::str(__VA_ARGS__))
 
 // An internal invariant. Always on: the checks guard memory safety of the runtime.
-#define TSL_INTERNAL_ASSERT(cond, ...)                                                 \
-  do {                                                                                 \
-    if (!(cond)) [[unlikely]] {                                                        \
-      throw ::tsl::InternalError(__FILE__, __LINE__,                                   \
-                                 ::tsl::str("assertion `" #cond "` failed. " __VA_OPT__(, ) __VA_ARGS__)); \
-    }                                                                                  \
+#define TSL_INTERNAL_ASSERT(cond, ...)                                              \
+  do {                                                                              \
+    if (!(cond)) [[unlikely]] {                                                     \
+      throw ::tsl::InternalError(                                                   \
+          __FILE__, __LINE__,                                                       \
+          ::tsl::str("assertion `" #cond "` failed. " __VA_OPT__(, ) __VA_ARGS__)); \
+    }                                                                               \
   } while (0)

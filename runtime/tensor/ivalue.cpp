@@ -11,7 +11,8 @@ namespace tsl {
 ListImpl::ListImpl(std::vector<IValue> v) : elements(std::move(v)) {}
 TupleImpl::TupleImpl(std::vector<IValue> v) : elements(std::move(v)) {}
 
-IValue::IValue(std::string v) : IValue(Tag::Str, make_intrusive<StrImpl>(std::move(v)).release_ownership()) {}
+IValue::IValue(std::string v)
+    : IValue(Tag::Str, make_intrusive<StrImpl>(std::move(v)).release_ownership()) {}
 
 IValue::IValue(Tensor t) : tag_(Tag::Tensor) {
   IntrusivePtr<TensorImpl> impl = t.impl_ptr();
@@ -20,9 +21,18 @@ IValue::IValue(Tensor t) : tag_(Tag::Tensor) {
 
 IValue::IValue(Scalar s) {
   switch (s.kind()) {
-    case ScalarKind::Bool: tag_ = Tag::Bool; payload_.i = s.to_bool() ? 1 : 0; break;
-    case ScalarKind::Int: tag_ = Tag::Int; payload_.i = s.to_int(); break;
-    case ScalarKind::Float: tag_ = Tag::Double; payload_.d = s.to_double(); break;
+    case ScalarKind::Bool:
+      tag_ = Tag::Bool;
+      payload_.i = s.to_bool() ? 1 : 0;
+      break;
+    case ScalarKind::Int:
+      tag_ = Tag::Int;
+      payload_.i = s.to_int();
+      break;
+    case ScalarKind::Float:
+      tag_ = Tag::Double;
+      payload_.d = s.to_double();
+      break;
   }
 }
 
@@ -41,10 +51,14 @@ IValue IValue::int_list(std::span<const int64_t> values) {
 
 Scalar IValue::to_scalar() const {
   switch (tag_) {
-    case Tag::Bool: return Scalar(payload_.i != 0);
-    case Tag::Int: return Scalar(payload_.i);
-    case Tag::Double: return Scalar(payload_.d);
-    default: bad_tag(Tag::Double);
+    case Tag::Bool:
+      return Scalar(payload_.i != 0);
+    case Tag::Int:
+      return Scalar(payload_.i);
+    case Tag::Double:
+      return Scalar(payload_.d);
+    default:
+      bad_tag(Tag::Double);
   }
 }
 
@@ -66,17 +80,28 @@ std::vector<Tensor> IValue::to_tensor_vector() const {
 
 const char* IValue::tag_name() const {
   switch (tag_) {
-    case Tag::None: return "None";
-    case Tag::Bool: return "bool";
-    case Tag::Int: return "int";
-    case Tag::Double: return "float";
-    case Tag::DType: return "dtype";
-    case Tag::Device: return "device";
-    case Tag::Str: return "str";
-    case Tag::Tensor: return "Tensor";
-    case Tag::List: return "list";
-    case Tag::Tuple: return "tuple";
-    case Tag::Object: return "object";
+    case Tag::None:
+      return "None";
+    case Tag::Bool:
+      return "bool";
+    case Tag::Int:
+      return "int";
+    case Tag::Double:
+      return "float";
+    case Tag::DType:
+      return "dtype";
+    case Tag::Device:
+      return "device";
+    case Tag::Str:
+      return "str";
+    case Tag::Tensor:
+      return "Tensor";
+    case Tag::List:
+      return "list";
+    case Tag::Tuple:
+      return "tuple";
+    case Tag::Object:
+      return "object";
   }
   return "?";
 }
@@ -102,7 +127,8 @@ std::string python_float_repr(double v) {
   bool negative = mantissa[0] == '-';
   if (negative) mantissa.erase(0, 1);
   std::string digits;
-  for (char c : mantissa) if (c != '.') digits += c;
+  for (char c : mantissa)
+    if (c != '.') digits += c;
   std::string out;
   if (exp >= -4 && exp < 16) {
     int point = exp + 1;  // digits before the decimal point
@@ -129,14 +155,23 @@ std::string IValue::repr() const {
     case Tag::Str: {
       // Python picks single quotes unless the text holds a single quote and no double.
       const std::string& s = to_str();
-      char quote = (s.find('\'') != std::string::npos && s.find('"') == std::string::npos) ? '"' : '\'';
+      char quote =
+          (s.find('\'') != std::string::npos && s.find('"') == std::string::npos) ? '"' : '\'';
       std::string out(1, quote);
       for (char c : s) {
         switch (c) {
-          case '\\': out += "\\\\"; break;
-          case '\n': out += "\\n"; break;
-          case '\t': out += "\\t"; break;
-          case '\r': out += "\\r"; break;
+          case '\\':
+            out += "\\\\";
+            break;
+          case '\n':
+            out += "\\n";
+            break;
+          case '\t':
+            out += "\\t";
+            break;
+          case '\r':
+            out += "\\r";
+            break;
           default:
             if (c == quote) out += '\\';
             out += c;
@@ -155,26 +190,36 @@ std::string IValue::repr() const {
       if (is_tuple() && elems.size() == 1) out += ",";
       return out + (is_list() ? "]" : ")");
     }
-    default: return str();
+    default:
+      return str();
   }
 }
 
 std::string IValue::str() const {
   switch (tag_) {
-    case Tag::None: return "None";
-    case Tag::Bool: return payload_.i ? "True" : "False";
-    case Tag::Int: return std::to_string(payload_.i);
-    case Tag::Double: return python_float_repr(payload_.d);
-    case Tag::DType: return "torch." + std::string(dtype_name(payload_.dtype));
-    case Tag::Device: return payload_.device.str();
-    case Tag::Str: return to_str();
+    case Tag::None:
+      return "None";
+    case Tag::Bool:
+      return payload_.i ? "True" : "False";
+    case Tag::Int:
+      return std::to_string(payload_.i);
+    case Tag::Double:
+      return python_float_repr(payload_.d);
+    case Tag::DType:
+      return "torch." + std::string(dtype_name(payload_.dtype));
+    case Tag::Device:
+      return payload_.device.str();
+    case Tag::Str:
+      return to_str();
     case Tag::Tensor: {
       if (payload_.p == nullptr) return "None";
       return format_tensor(to_tensor());
     }
     case Tag::List:
-    case Tag::Tuple: return repr();
-    case Tag::Object: return to_object().repr();
+    case Tag::Tuple:
+      return repr();
+    case Tag::Object:
+      return to_object().repr();
   }
   return "?";
 }

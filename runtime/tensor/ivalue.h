@@ -42,7 +42,19 @@ struct ObjectImpl : RefCounted {
 
 class IValue {
  public:
-  enum class Tag : uint8_t { None, Bool, Int, Double, DType, Device, Str, Tensor, List, Tuple, Object };
+  enum class Tag : uint8_t {
+    None,
+    Bool,
+    Int,
+    Double,
+    DType,
+    Device,
+    Str,
+    Tensor,
+    List,
+    Tuple,
+    Object
+  };
 
   IValue() : tag_(Tag::None) { payload_.p = nullptr; }
   IValue(bool v) : tag_(Tag::Bool) { payload_.i = v ? 1 : 0; }
@@ -100,8 +112,14 @@ class IValue {
   bool is_device() const { return tag_ == Tag::Device; }
   bool is_object() const { return tag_ == Tag::Object; }
 
-  bool to_bool() const { check(Tag::Bool); return payload_.i != 0; }
-  int64_t to_int() const { check(Tag::Int); return payload_.i; }
+  bool to_bool() const {
+    check(Tag::Bool);
+    return payload_.i != 0;
+  }
+  int64_t to_int() const {
+    check(Tag::Int);
+    return payload_.i;
+  }
   // A float argument accepts an int or bool too (int promotes to float).
   double to_double() const {
     if (tag_ == Tag::Double) return payload_.d;
@@ -110,21 +128,48 @@ class IValue {
     return 0;
   }
   Scalar to_scalar() const;
-  DType to_dtype() const { check(Tag::DType); return payload_.dtype; }
-  Device to_device() const { check(Tag::Device); return payload_.device; }
-  const std::string& to_str() const { check(Tag::Str); return static_cast<StrImpl*>(payload_.p)->value; }
+  DType to_dtype() const {
+    check(Tag::DType);
+    return payload_.dtype;
+  }
+  Device to_device() const {
+    check(Tag::Device);
+    return payload_.device;
+  }
+  const std::string& to_str() const {
+    check(Tag::Str);
+    return static_cast<StrImpl*>(payload_.p)->value;
+  }
   // An undefined Tensor is stored as a Tensor tag with a null pointer.
   Tensor to_tensor() const {
     check(Tag::Tensor);
     return Tensor(IntrusivePtr<TensorImpl>(static_cast<TensorImpl*>(payload_.p)));
   }
   // Borrowed access without touching the reference count (hot path of kernels).
-  TensorImpl* tensor_impl() const { check(Tag::Tensor); return static_cast<TensorImpl*>(payload_.p); }
-  ListImpl& to_list() const { check(Tag::List); return *static_cast<ListImpl*>(payload_.p); }
-  IntrusivePtr<ListImpl> list_ptr() const { check(Tag::List); return IntrusivePtr<ListImpl>(static_cast<ListImpl*>(payload_.p)); }
-  const std::vector<IValue>& to_tuple() const { check(Tag::Tuple); return static_cast<TupleImpl*>(payload_.p)->elements; }
-  ObjectImpl& to_object() const { check(Tag::Object); return *static_cast<ObjectImpl*>(payload_.p); }
-  IntrusivePtr<ObjectImpl> object_ptr() const { check(Tag::Object); return IntrusivePtr<ObjectImpl>(static_cast<ObjectImpl*>(payload_.p)); }
+  TensorImpl* tensor_impl() const {
+    check(Tag::Tensor);
+    return static_cast<TensorImpl*>(payload_.p);
+  }
+  ListImpl& to_list() const {
+    check(Tag::List);
+    return *static_cast<ListImpl*>(payload_.p);
+  }
+  IntrusivePtr<ListImpl> list_ptr() const {
+    check(Tag::List);
+    return IntrusivePtr<ListImpl>(static_cast<ListImpl*>(payload_.p));
+  }
+  const std::vector<IValue>& to_tuple() const {
+    check(Tag::Tuple);
+    return static_cast<TupleImpl*>(payload_.p)->elements;
+  }
+  ObjectImpl& to_object() const {
+    check(Tag::Object);
+    return *static_cast<ObjectImpl*>(payload_.p);
+  }
+  IntrusivePtr<ObjectImpl> object_ptr() const {
+    check(Tag::Object);
+    return IntrusivePtr<ObjectImpl>(static_cast<ObjectImpl*>(payload_.p));
+  }
   // The elements of a List[int] (or a tuple of ints).
   std::vector<int64_t> to_int_vector() const;
   // The elements of a List[Tensor].
@@ -139,7 +184,8 @@ class IValue {
   IValue(Tag tag, RefCounted* p) : tag_(tag) { payload_.p = p; }
   bool is_heap() const { return tag_ >= Tag::Str; }
   void check(Tag expected) const {
-    if (tag_ != expected) [[unlikely]] bad_tag(expected);
+    if (tag_ != expected) [[unlikely]]
+      bad_tag(expected);
   }
   [[noreturn]] void bad_tag(Tag expected) const;
 

@@ -27,17 +27,23 @@ class Scalar {
   bool to_bool() const { return kind_ == ScalarKind::Float ? d_ != 0.0 : i_ != 0; }
   template <typename T>
   T to() const {
-    if constexpr (std::is_same_v<T, bool>) return to_bool();
-    else if constexpr (std::is_integral_v<T>) return static_cast<T>(to_int());
-    else return static_cast<T>(to_double());
+    if constexpr (std::is_same_v<T, bool>)
+      return to_bool();
+    else if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(to_int());
+    else
+      return static_cast<T>(to_double());
   }
 
   // The dtype a tensor made from this scalar alone gets (torch.tensor(2.0) is float32).
   DType default_dtype() const {
     switch (kind_) {
-      case ScalarKind::Bool: return DType::Bool;
-      case ScalarKind::Int: return DType::Int64;
-      case ScalarKind::Float: return DType::Float32;
+      case ScalarKind::Bool:
+        return DType::Bool;
+      case ScalarKind::Int:
+        return DType::Int64;
+      case ScalarKind::Float:
+        return DType::Float32;
     }
     return DType::Float32;
   }

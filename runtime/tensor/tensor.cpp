@@ -77,8 +77,7 @@ Tensor Tensor::contiguous() const {
 }
 
 Scalar Tensor::item() const {
-  TSL_CHECK(numel() == 1, "a Tensor with ", numel(),
-            " elements cannot be converted to Scalar");
+  TSL_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
   Tensor cpu = *this;
   if (!device().is_cpu()) {
     cpu = empty(sizes(), dtype(), kCPU);
@@ -86,9 +85,12 @@ Scalar Tensor::item() const {
   }
   return TSL_DISPATCH_ALL(dtype(), "item", [&]() -> Scalar {
     scalar_t v = *cpu.data_ptr<scalar_t>();
-    if constexpr (std::is_same_v<scalar_t, bool>) return Scalar(v);
-    else if constexpr (std::is_integral_v<scalar_t>) return Scalar(static_cast<int64_t>(v));
-    else return Scalar(static_cast<double>(v));
+    if constexpr (std::is_same_v<scalar_t, bool>)
+      return Scalar(v);
+    else if constexpr (std::is_integral_v<scalar_t>)
+      return Scalar(static_cast<int64_t>(v));
+    else
+      return Scalar(static_cast<double>(v));
   });
 }
 
@@ -123,8 +125,7 @@ std::string shape_str(std::span<const int64_t> sizes) {
   return out + "]";
 }
 
-DimVector broadcast_shapes(std::span<const int64_t> a, std::span<const int64_t> b,
-                           const char* op) {
+DimVector broadcast_shapes(std::span<const int64_t> a, std::span<const int64_t> b, const char* op) {
   size_t n = std::max(a.size(), b.size());
   DimVector out(n);
   for (size_t i = 0; i < n; ++i) {

@@ -50,7 +50,8 @@ class TensorImpl : public RefCounted {
   int64_t storage_offset() const { return offset_; }
   bool is_contiguous() const { return contiguous_; }
   void* data() const {
-    return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(element_size(dtype_));
+    return static_cast<char*>(storage_->data()) +
+           offset_ * static_cast<int64_t>(element_size(dtype_));
   }
 
   bool requires_grad() const { return requires_grad_; }
@@ -101,7 +102,7 @@ class Tensor {
 
   const DimVector& sizes() const { return impl_->sizes(); }
   const DimVector& strides() const { return impl_->strides(); }
-  int64_t size(int64_t dim) const;     // negative dims count from the end
+  int64_t size(int64_t dim) const;  // negative dims count from the end
   int64_t stride(int64_t dim) const;
   int64_t dim() const { return impl_->dim(); }
   int64_t numel() const { return impl_->numel(); }

@@ -39,22 +39,24 @@ TEST(Repl, BlocksEndAtABlankLine) {
 }
 
 TEST(Repl, KeepsTheSessionAfterErrors) {
-  Session s = run(
-      "x = 10\n"
-      "y = undefined_name + 1\n"   // compile error
-      "z = x // 0\n"               // runtime error
-      "w = (1 +\n"                 // syntax error once the block closes
-      "\n"
-      ")\n"
-      "def f(a: int) -> int:\n    return a * x\n\n"
-      "f(4)\n");
+  Session s =
+      run("x = 10\n"
+          "y = undefined_name + 1\n"  // compile error
+          "z = x // 0\n"              // runtime error
+          "w = (1 +\n"                // syntax error once the block closes
+          "\n"
+          ")\n"
+          "def f(a: int) -> int:\n    return a * x\n\n"
+          "f(4)\n");
   EXPECT_EQ(s.out, "40\n");
   EXPECT_NE(s.err.find("<stdin>:1:5: error: "), std::string::npos) << s.err;
   EXPECT_NE(s.err.find("integer division or modulo by zero"), std::string::npos) << s.err;
 }
 
 TEST(Repl, MetaCommands) {
-  Session s = run("x = 1.5\ndef g(t: Tensor) -> Tensor:\n    return t * 2.0\n\n:vars\n:type x + 1\n:graph g\n:frob\n");
+  Session s =
+      run("x = 1.5\ndef g(t: Tensor) -> Tensor:\n    return t * 2.0\n\n:vars\n:type x + 1\n:graph "
+          "g\n:frob\n");
   EXPECT_NE(s.out.find("x : float\n"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("g(t: Tensor) -> Tensor\n"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("float\n"), std::string::npos) << s.out;
@@ -68,12 +70,12 @@ TEST(Repl, ResetForgetsEverything) {
 }
 
 TEST(Repl, RedefiningAFunctionTakesEffectInCallers) {
-  Session s = run(
-      "def inner(a: int) -> int:\n    return a + 1\n\n"
-      "def outer(a: int) -> int:\n    return inner(a) * 10\n\n"
-      "outer(1)\n"
-      "def inner(a: int) -> int:\n    return a + 2\n\n"
-      "outer(1)\n");
+  Session s =
+      run("def inner(a: int) -> int:\n    return a + 1\n\n"
+          "def outer(a: int) -> int:\n    return inner(a) * 10\n\n"
+          "outer(1)\n"
+          "def inner(a: int) -> int:\n    return a + 2\n\n"
+          "outer(1)\n");
   EXPECT_EQ(s.out, "20\n30\n");
 }
 

@@ -129,7 +129,8 @@ TEST(Types, SubtypingAndUnification) {
   EXPECT_TRUE(unify_types(Type::none(), Type::int_())->equals(*Type::optional(Type::int_())));
   EXPECT_EQ(unify_types(Type::int_(), Type::float_()), nullptr);
   EXPECT_TRUE(Type::tensor(DType::Float64)->equals(*Type::tensor()));
-  EXPECT_EQ(Type::tuple({Type::int_(), Type::list(Type::tensor())})->str(), "Tuple[int, List[Tensor]]");
+  EXPECT_EQ(Type::tuple({Type::int_(), Type::list(Type::tensor())})->str(),
+            "Tuple[int, List[Tensor]]");
 }
 
 }  // namespace

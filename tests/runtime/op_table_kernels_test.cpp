@@ -21,9 +21,12 @@ Tensor make(DType dtype, std::vector<int64_t> sizes, int64_t salt) {
     scalar_t* p = t.data_ptr<scalar_t>();
     for (int64_t i = 0; i < n; ++i) {
       double v = static_cast<double>((i * 7 + salt * 3) % 5) - 1.5;  // mixed signs, no zeros
-      if constexpr (std::is_same_v<scalar_t, bool>) p[i] = ((i + salt) % 3) != 0;
-      else if constexpr (std::is_integral_v<scalar_t>) p[i] = static_cast<scalar_t>((i + salt) % 4);
-      else p[i] = static_cast<scalar_t>(v);
+      if constexpr (std::is_same_v<scalar_t, bool>)
+        p[i] = ((i + salt) % 3) != 0;
+      else if constexpr (std::is_integral_v<scalar_t>)
+        p[i] = static_cast<scalar_t>((i + salt) % 4);
+      else
+        p[i] = static_cast<scalar_t>(v);
     }
   });
   return t;
@@ -54,16 +57,24 @@ const DType kDTypes[] = {DType::Bool, DType::Int64, DType::Float32, DType::Float
 std::optional<IValue> filler(const Argument& a) {
   if (a.default_value) return *a.default_value;
   switch (a.type->kind()) {
-    case TypeKind::Int: return IValue(int64_t{0});
-    case TypeKind::Float: return IValue(0.5);
-    case TypeKind::Bool: return IValue(false);
-    case TypeKind::Number: return IValue(int64_t{1});
-    case TypeKind::DType: return IValue(DType::Float32);
-    case TypeKind::Optional: return IValue();
+    case TypeKind::Int:
+      return IValue(int64_t{0});
+    case TypeKind::Float:
+      return IValue(0.5);
+    case TypeKind::Bool:
+      return IValue(false);
+    case TypeKind::Number:
+      return IValue(int64_t{1});
+    case TypeKind::DType:
+      return IValue(DType::Float32);
+    case TypeKind::Optional:
+      return IValue();
     case TypeKind::List:
-      if (a.type->element()->kind() == TypeKind::Int) return IValue::int_list(std::vector<int64_t>{0});
+      if (a.type->element()->kind() == TypeKind::Int)
+        return IValue::int_list(std::vector<int64_t>{0});
       return std::nullopt;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -118,7 +129,8 @@ TEST(OpTableKernels, NoInternalErrorsForAnyDtypeOrLayout) {
     }
     const FunctionSchema& s = schema_of(info.id);
     size_t tensors = 0;
-    for (const Argument& a : s.arguments) tensors += is_tensor_arg(a) ? 1 : is_tensor_list_arg(a) ? 2 : 0;
+    for (const Argument& a : s.arguments)
+      tensors += is_tensor_arg(a) ? 1 : is_tensor_list_arg(a) ? 2 : 0;
     if (tensors == 0) continue;
     ++ops_called;
     for (DType a : kDTypes) {
@@ -127,8 +139,12 @@ TEST(OpTableKernels, NoInternalErrorsForAnyDtypeOrLayout) {
         std::vector<Tensor> sa = samples(a), sb = samples(b);
         for (size_t x = 0; x < sa.size(); ++x) {
           for (size_t y = 0; y < (tensors == 1 ? 1 : sb.size()); ++y) {
-            call_checked(s, [&](size_t k) { return k == 0 ? sa[x] : (k % 2 ? sb[y] : sa[(x + k) % sa.size()]); },
-                         failures);
+            call_checked(
+                s,
+                [&](size_t k) {
+                  return k == 0 ? sa[x] : (k % 2 ? sb[y] : sa[(x + k) % sa.size()]);
+                },
+                failures);
           }
         }
       }

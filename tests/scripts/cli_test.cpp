@@ -109,7 +109,8 @@ TEST(CommandLine, CompileErrorsExitWithTwoAndRuntimeErrorsWithOne) {
   EXPECT_NE(c.err.find("<string>:1:7: error: "), std::string::npos) << c.err;
   Result r = tsl("-c " + quote("x = 1\nprint(x // 0)"));
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("<string>:2:7: error: integer division or modulo by zero"), std::string::npos)
+  EXPECT_NE(r.err.find("<string>:2:7: error: integer division or modulo by zero"),
+            std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("    print(x // 0)\n          ^~~~~~\n"), std::string::npos) << r.err;
 }
@@ -123,10 +124,12 @@ TEST(CommandLine, RuntimeErrorsInFunctionsShowATraceback) {
   fs::remove(p);
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("Traceback (most recent call last):\n"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(":7:7, in <module>\n    print(g(ones(2, 3)))\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(":7:7, in <module>\n    print(g(ones(2, 3)))\n"), std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find(":5:12, in g\n        return f(a) + 1.0\n"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(":2:12: error: mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)"),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
 }
 
 TEST(CommandLine, OutputBeforeAnErrorIsKept) {

@@ -32,8 +32,8 @@ fs::path tsl_binary() {
 
 struct Expectations {
   std::vector<std::string> stdout_lines;
-  std::string error_kind;  // "", "compile", "runtime"
-  std::string error_line;  // "3:5: message"
+  std::string error_kind;         // "", "compile", "runtime"
+  std::string error_line;         // "3:5: message"
   std::vector<std::string> args;  // `# args: a b`
   std::string stdin_text;         // `# stdin: ...` lines
   bool has_stdin = false;
@@ -89,15 +89,17 @@ struct RunResult {
 std::string shell_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
+    if (c == '\'')
+      q += "'\\''";
+    else
+      q += c;
   }
   return q + "'";
 }
 
 RunResult run_tsl(const fs::path& script, const Expectations& e, const fs::path& workdir) {
-  fs::path out_file = fs::temp_directory_path() / ("tsl_out_" + std::to_string(::getpid()) + "_" +
-                                                   script.stem().string());
+  fs::path out_file = fs::temp_directory_path() /
+                      ("tsl_out_" + std::to_string(::getpid()) + "_" + script.stem().string());
   fs::path err_file = out_file;
   err_file += ".err";
   std::string cmd = "cd " + shell_quote(workdir.string()) + " && ";
@@ -140,18 +142,20 @@ TEST_P(ScriptTest, Runs) {
   bool is_example = script.parent_path().filename() == "examples";
   fs::path expected_file = source_dir() / "tests" / "examples" / (script.stem().string() + ".out");
   RunResult r = run_tsl(script, e, script.parent_path());
-  std::string context = "script: " + script.string() + "\n--- stdout ---\n" + r.out + "--- stderr ---\n" + r.err;
+  std::string context =
+      "script: " + script.string() + "\n--- stdout ---\n" + r.out + "--- stderr ---\n" + r.err;
 
   if (e.error_kind.empty()) {
     ASSERT_EQ(r.status, 0) << context;
   } else {
     ASSERT_EQ(r.status, e.error_kind == "compile" ? 2 : 1) << context;
-    std::string want = script.filename().string() + ":" ;
+    std::string want = script.filename().string() + ":";
     size_t colon = e.error_line.find(": ");
     std::string location = e.error_line.substr(0, colon);
     std::string message = colon == std::string::npos ? "" : e.error_line.substr(colon + 2);
     std::string expected = location + ": error: " + message;
-    EXPECT_NE(r.err.find(expected), std::string::npos) << "expected on stderr: " << expected << "\n" << context;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << "expected on stderr: " << expected << "\n"
+                                                       << context;
   }
   if (is_example && fs::exists(expected_file)) {
     EXPECT_EQ(r.out, read_file(expected_file)) << context;
@@ -161,11 +165,13 @@ TEST_P(ScriptTest, Runs) {
   size_t at = 0;
   for (const std::string& want : e.stdout_lines) {
     while (at < got.size() && got[at] != want) ++at;
-    ASSERT_LT(at, got.size()) << "expected output line not found (in order): [" << want << "]\n" << context;
+    ASSERT_LT(at, got.size()) << "expected output line not found (in order): [" << want << "]\n"
+                              << context;
     ++at;
   }
   if (!is_example) {
-    EXPECT_EQ(got.size(), e.stdout_lines.size()) << "the script printed lines it does not expect\n" << context;
+    EXPECT_EQ(got.size(), e.stdout_lines.size()) << "the script printed lines it does not expect\n"
+                                                 << context;
   }
 }
 
@@ -175,7 +181,8 @@ std::vector<fs::path> find_scripts() {
     fs::path root = source_dir() / dir;
     if (!fs::exists(root)) continue;
     for (const auto& entry : fs::recursive_directory_iterator(root)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".tsl") out.push_back(entry.path());
+      if (entry.is_regular_file() && entry.path().extension() == ".tsl")
+        out.push_back(entry.path());
     }
   }
   std::sort(out.begin(), out.end());
@@ -185,7 +192,8 @@ std::vector<fs::path> find_scripts() {
 std::string test_name(const ::testing::TestParamInfo<fs::path>& info) {
   fs::path rel = fs::relative(info.param, source_dir());
   std::string name;
-  for (char c : rel.replace_extension("").string()) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  for (char c : rel.replace_extension("").string())
+    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   return name;
 }
 

@@ -58,7 +58,8 @@ TEST(Npy, HeaderIsAlignedAndReadableByNumpy) {
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   fs::remove(p);
   ASSERT_GE(bytes.size(), 10u);
-  size_t header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+  size_t header_len =
+      static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
   EXPECT_EQ((10 + header_len) % 64, 0u);
   std::string header = bytes.substr(10, header_len);
   EXPECT_EQ(header.substr(0, 59), "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }  ");

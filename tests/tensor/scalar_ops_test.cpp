@@ -29,7 +29,8 @@ TEST(ScalarOps, FloorDivisionAndModuloFollowPython) {
   EXPECT_EQ(call1(OpId::remainder_int, {int64_t{7}, int64_t{-2}}).to_int(), -1);
   EXPECT_DOUBLE_EQ(call1(OpId::remainder_float, {-7.5, 2.0}).to_double(), 0.5);
   EXPECT_DOUBLE_EQ(call1(OpId::floor_divide_float, {-7.5, 2.0}).to_double(), -4.0);
-  EXPECT_EQ(error_of(OpId::floor_divide_int, {int64_t{1}, int64_t{0}}), "integer division or modulo by zero");
+  EXPECT_EQ(error_of(OpId::floor_divide_int, {int64_t{1}, int64_t{0}}),
+            "integer division or modulo by zero");
   EXPECT_EQ(error_of(OpId::div_float, {1.0, 0.0}), "float division by zero");
 }
 
@@ -37,7 +38,8 @@ TEST(ScalarOps, IntegerOverflowIsAnErrorNotWraparound) {
   int64_t big = std::numeric_limits<int64_t>::max();
   EXPECT_NE(error_of(OpId::add_int, {big, int64_t{1}}).find("integer overflow"), std::string::npos);
   EXPECT_NE(error_of(OpId::mul_int, {big, int64_t{2}}).find("integer overflow"), std::string::npos);
-  EXPECT_NE(error_of(OpId::pow_int, {int64_t{2}, int64_t{64}}).find("integer overflow"), std::string::npos);
+  EXPECT_NE(error_of(OpId::pow_int, {int64_t{2}, int64_t{64}}).find("integer overflow"),
+            std::string::npos);
   EXPECT_EQ(call1(OpId::pow_int, {int64_t{2}, int64_t{10}}).to_int(), 1024);
   EXPECT_EQ(call1(OpId::pow_int, {int64_t{-3}, int64_t{3}}).to_int(), -27);
 }
@@ -52,8 +54,10 @@ TEST(ScalarOps, RoundingAndConversions) {
   EXPECT_EQ(call1(OpId::Int_str, {IValue(" 1_000 ")}).to_int(), 1000);
   EXPECT_DOUBLE_EQ(call1(OpId::Float_str, {IValue("1e-3")}).to_double(), 1e-3);
   EXPECT_TRUE(std::isinf(call1(OpId::Float_str, {IValue("-inf")}).to_double()));
-  EXPECT_EQ(error_of(OpId::Int_str, {IValue("abc")}), "invalid literal for int() with base 10: 'abc'");
-  EXPECT_EQ(error_of(OpId::Float_str, {IValue("1.2.3")}), "could not convert string to float: '1.2.3'");
+  EXPECT_EQ(error_of(OpId::Int_str, {IValue("abc")}),
+            "invalid literal for int() with base 10: 'abc'");
+  EXPECT_EQ(error_of(OpId::Float_str, {IValue("1.2.3")}),
+            "could not convert string to float: '1.2.3'");
   EXPECT_EQ(error_of(OpId::Int_float, {std::nan("")}), "cannot convert float NaN to integer");
 }
 
@@ -67,7 +71,8 @@ TEST(ScalarOps, MathDomainErrors) {
 TEST(ScalarOps, ListIndexingAndSlicing) {
   IValue xs = IValue::int_list(std::vector<int64_t>{0, 1, 2, 3, 4});
   EXPECT_EQ(call1(OpId::getitem_list, {xs, int64_t{-1}}).to_int(), 4);
-  EXPECT_EQ(error_of(OpId::getitem_list, {xs, int64_t{5}}), "list index 5 out of range for a list of length 5");
+  EXPECT_EQ(error_of(OpId::getitem_list, {xs, int64_t{5}}),
+            "list index 5 out of range for a list of length 5");
   auto slice = [&](IValue a, IValue b, int64_t step) {
     return call1(OpId::slice_list, {xs, a, b, step}).repr();
   };
@@ -77,9 +82,11 @@ TEST(ScalarOps, ListIndexingAndSlicing) {
   EXPECT_EQ(slice(IValue(), IValue(), 2), "[0, 2, 4]");
   EXPECT_EQ(slice(int64_t{10}, int64_t{20}, 1), "[]");
   EXPECT_EQ(slice(int64_t{3}, int64_t{0}, -2), "[3, 1]");
-  EXPECT_EQ(error_of(OpId::slice_list, {xs, IValue(), IValue(), int64_t{0}}), "slice step cannot be zero");
+  EXPECT_EQ(error_of(OpId::slice_list, {xs, IValue(), IValue(), int64_t{0}}),
+            "slice step cannot be zero");
   EXPECT_EQ(call1(OpId::range_length, {int64_t{10}, int64_t{0}, int64_t{-3}}).to_int(), 4);
-  EXPECT_EQ(call1(OpId::range_list, {int64_t{10}, int64_t{0}, int64_t{-3}}).repr(), "[10, 7, 4, 1]");
+  EXPECT_EQ(call1(OpId::range_list, {int64_t{10}, int64_t{0}, int64_t{-3}}).repr(),
+            "[10, 7, 4, 1]");
 }
 
 TEST(ScalarOps, AppendMutatesTheSharedList) {

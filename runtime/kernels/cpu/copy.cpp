@@ -8,8 +8,10 @@ namespace {
 
 template <typename To, typename From>
 To convert(From v) {
-  if constexpr (std::is_same_v<To, bool>) return v != From(0);
-  else return static_cast<To>(v);
+  if constexpr (std::is_same_v<To, bool>)
+    return v != From(0);
+  else
+    return static_cast<To>(v);
 }
 
 template <typename To, typename From>
