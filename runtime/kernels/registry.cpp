@@ -61,8 +61,11 @@ void ensure_kernels_registered() {
 
 Tensor wrap_number(const IValue& v) {
   TSL_INTERNAL_ASSERT(v.is_number(), "expected a tensor or a number, got ", v.tag_name());
+  // Floats are kept in double precision: a wrapped number counts as a Python
+  // scalar in type promotion (float64 * 2.1 stays float64 and must use 2.1, not
+  // float32's 2.0999999), so its storage dtype only has to hold the exact value.
   Scalar s = v.to_scalar();
-  Tensor t = Tensor::scalar(s, s.default_dtype());
+  Tensor t = Tensor::scalar(s, s.is_floating() ? DType::Float64 : s.default_dtype());
   t.impl()->set_wrapped_number(true);
   return t;
 }
@@ -81,6 +84,10 @@ std::vector<IValue> call_op(OpId op, std::vector<IValue> inputs, uint32_t num_ou
     TSL_ERROR(op_info(op).name, " has no kernel for ", Device(device).str());
   }
   uint32_t n_in = static_cast<uint32_t>(inputs.size());
+  // Typed kernels read exactly their C++ parameters: fewer inputs would read past
+  // the register file (the interpreter's schema matching always passes them all).
+  TSL_INTERNAL_ASSERT(kernel.arity < 0 || static_cast<uint32_t>(kernel.arity) == n_in, "call_op(",
+                      op_info(op).name, "): the kernel takes ", kernel.arity, " arguments, got ", n_in);
   std::vector<IValue> regs = std::move(inputs);
   regs.resize(n_in + num_outputs);
   std::vector<uint32_t> in_idx(n_in), out_idx(num_outputs);

@@ -23,7 +23,7 @@ class Scalar {
   bool is_bool() const { return kind_ == ScalarKind::Bool; }
 
   double to_double() const { return kind_ == ScalarKind::Float ? d_ : static_cast<double>(i_); }
-  int64_t to_int() const { return kind_ == ScalarKind::Float ? static_cast<int64_t>(d_) : i_; }
+  int64_t to_int() const { return kind_ == ScalarKind::Float ? double_to_int(d_) : i_; }
   bool to_bool() const { return kind_ == ScalarKind::Float ? d_ != 0.0 : i_ != 0; }
   template <typename T>
   T to() const {
@@ -49,6 +49,13 @@ class Scalar {
   }
 
  private:
+  // Truncation toward zero; NaN and values outside int64 give INT64_MIN, as x86's
+  // conversion (and so PyTorch's on this CPU) does, instead of undefined behaviour.
+  static int64_t double_to_int(double v) {
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return INT64_MIN;
+    return static_cast<int64_t>(v);
+  }
+
   ScalarKind kind_;
   union {
     int64_t i_;
