@@ -25,4 +25,18 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view scalar_type_name(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return "Bool";
+    case DType::Int64:
+      return "Long";
+    case DType::Float32:
+      return "Float";
+    case DType::Float64:
+      return "Double";
+  }
+  return "?";
+}
+
 }  // namespace tsl

@@ -35,6 +35,8 @@ constexpr bool is_integral(DType t, bool include_bool) {
 
 // "float32", "int64", ... (the suffix of torch.float32).
 std::string_view dtype_name(DType t);
+// "Float", "Double", "Long", "Bool": the ScalarType names PyTorch's messages use.
+std::string_view scalar_type_name(DType t);
 // Accepts PyTorch's names and aliases: float32/float, float64/double, int64/long, bool.
 std::optional<DType> dtype_from_name(std::string_view name);
 

@@ -56,20 +56,6 @@ DType result_type(std::initializer_list<const Tensor*> operands) {
   return *result;
 }
 
-std::string_view torch_type_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "Bool";
-    case DType::Int64:
-      return "Long";
-    case DType::Float32:
-      return "Float";
-    case DType::Float64:
-      return "Double";
-  }
-  return "?";
-}
-
 Tensor to_dtype_copy(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t;
   Tensor out = Tensor::empty(t.sizes(), dtype, t.device());

@@ -17,10 +17,9 @@ namespace {
 
 using cpu::result_type;
 using namespace cpu::math;  // wrap_add, div_floor_int, ...
-using cpu::torch_type_name;
 
 [[noreturn]] void not_implemented(const char* op, DType t) {
-  TSL_ERROR(op, ": not implemented for '", torch_type_name(t), "'");
+  TSL_ERROR(op, ": not implemented for '", scalar_type_name(t), "'");
 }
 
 // Calls fn(T{}) with T the C++ type of `t`; kWithBool = false rejects bool.
@@ -346,7 +345,7 @@ TSL_BITWISE_BINARY(bitwise_xor, ^)
 Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
   TSL_CHECK(cond.dtype() == DType::Bool,
             "where expected condition to be a boolean tensor, but got a tensor with dtype ",
-            torch_type_name(cond.dtype()));
+            scalar_type_name(cond.dtype()));
   check_cpu(cond, a);
   check_cpu(cond, b);
   DType t = result_type({&a, &b});
@@ -371,8 +370,8 @@ bool can_cast(DType from, DType to) {
 // Checks that `result` (the dtype of op(self, other)) can be stored in self and that
 // other broadcasts to self's shape.
 void check_inplace(const Tensor& self, const Tensor& other, DType result, const char* name) {
-  TSL_CHECK(can_cast(result, self.dtype()), "result type ", torch_type_name(result),
-            " can't be cast to the desired output type ", torch_type_name(self.dtype()));
+  TSL_CHECK(can_cast(result, self.dtype()), "result type ", scalar_type_name(result),
+            " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
   if (self.sizes() == other.sizes()) return;
   DimVector shape = broadcast_shapes(self.sizes(), other.sizes(), name);
   TSL_CHECK(shape == self.sizes(), name, ": output with shape ", shape_str(self.sizes()),

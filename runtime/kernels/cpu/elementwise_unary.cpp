@@ -18,10 +18,8 @@
 namespace tsl {
 namespace {
 
-using cpu::torch_type_name;
-
 [[noreturn]] void not_implemented(const char* op, DType t) {
-  TSL_ERROR(op, ": not implemented for '", torch_type_name(t), "'");
+  TSL_ERROR(op, ": not implemented for '", scalar_type_name(t), "'");
 }
 
 // out = op(x) with x of element type In (checked) and a new contiguous output.

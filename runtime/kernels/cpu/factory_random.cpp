@@ -15,7 +15,7 @@ using OptDType = std::optional<DType>;
 using OptDevice = std::optional<Device>;
 
 void check_floating(DType t, const char* name) {
-  TSL_CHECK(is_floating(t), name, ": not implemented for '", cpu::torch_type_name(t),
+  TSL_CHECK(is_floating(t), name, ": not implemented for '", scalar_type_name(t),
             "' (expected a floating point dtype)");
 }
 

@@ -27,8 +27,8 @@ Tensor as_column(const Tensor& v) {
 }
 
 void check_same_dtype(const Tensor& a, const Tensor& b) {
-  TSL_CHECK(a.dtype() == b.dtype(), "expected scalar type ", dtype_torch_name(a.dtype()),
-            " but found ", dtype_torch_name(b.dtype()));
+  TSL_CHECK(a.dtype() == b.dtype(), "expected scalar type ", scalar_type_name(a.dtype()),
+            " but found ", scalar_type_name(b.dtype()));
 }
 
 void check_not_bool(const Tensor& a) {
@@ -168,7 +168,7 @@ Tensor dot(const Tensor& self, const Tensor& other) {
             "D and ", other.dim(), "D tensors");
   TSL_CHECK(self.dtype() == other.dtype(),
             "dot : expected both vectors to have same dtype, but found ",
-            dtype_torch_name(self.dtype()), " and ", dtype_torch_name(other.dtype()));
+            scalar_type_name(self.dtype()), " and ", scalar_type_name(other.dtype()));
   TSL_CHECK(self.sizes()[0] == other.sizes()[0], "inconsistent tensor size, expected tensor [",
             self.sizes()[0], "] and src [", other.sizes()[0],
             "] to have the same number of elements, but got ", self.sizes()[0], " and ",

@@ -20,8 +20,6 @@ namespace tsl::cpu {
 // PyTorch's result_type over the defined tensors among `operands`. See Note [Type
 // promotion] in elementwise.cpp.
 DType result_type(std::initializer_list<const Tensor*> operands);
-// PyTorch's spelling of a dtype in its error messages: "Float", "Long", ...
-std::string_view torch_type_name(DType t);
 // `t` converted to `dtype` (t itself when it already has it).
 Tensor to_dtype_copy(const Tensor& t, DType dtype);
 // The strides that make `t` address `shape` (which t broadcasts to): 0 on broadcast dims.

@@ -87,7 +87,7 @@ Tensor softmax_kernel(const char* name, const Tensor& self, int64_t dim, std::op
     copy_into(x, self);
   }
   TSL_CHECK(is_floating(x.dtype()), "\"", name, "_lastdim_kernel_impl\" not implemented for '",
-            dtype_torch_name(x.dtype()), "'");
+            scalar_type_name(x.dtype()), "'");
   return softmax_along(x, d, log);
 }
 

@@ -35,7 +35,7 @@ struct ClassLayout {
 ClassLayout class_layout(const Tensor& input, const Tensor& target) {
   TSL_CHECK(input.dim() >= 1, "Expected 1 or more dimensions (got ", input.dim(), ")");
   TSL_CHECK(target.dtype() == DType::Int64, "expected scalar type Long but found ",
-            dtype_torch_name(target.dtype()));
+            scalar_type_name(target.dtype()));
   ClassLayout l;
   if (input.dim() == 1) {
     TSL_CHECK(target.dim() <= 1 && target.numel() == 1,
@@ -69,7 +69,7 @@ std::optional<Tensor> checked_weight(const std::optional<Tensor>& weight, const 
             "weight tensor should be defined either for all ", classes,
             " classes or no classes but got weight tensor of shape: ", shape_str(weight->sizes()));
   TSL_CHECK(weight->dtype() == input.dtype(), "expected scalar type ",
-            dtype_torch_name(input.dtype()), " but found ", dtype_torch_name(weight->dtype()));
+            scalar_type_name(input.dtype()), " but found ", scalar_type_name(weight->dtype()));
   return weight->contiguous();
 }
 
@@ -167,7 +167,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, std::optional<Tensor>
                 int64_t ignore_index, std::string reduction) {
   Reduction r = parse_reduction(reduction);
   TSL_CHECK(is_floating(input.dtype()), "\"nll_loss_out_frame\" not implemented for '",
-            dtype_torch_name(input.dtype()), "'");
+            scalar_type_name(input.dtype()), "'");
   return class_loss(input, target, weight, ignore_index, r, 0.0);
 }
 
@@ -216,14 +216,14 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, std::optional<Te
   Reduction r = parse_reduction(reduction);
   TSL_CHECK(input.dim() >= 1, "Expected 1 or more dimensions (got ", input.dim(), ")");
   TSL_CHECK(is_floating(input.dtype()), "\"log_softmax_lastdim_kernel_impl\" not implemented for '",
-            dtype_torch_name(input.dtype()), "'");
+            scalar_type_name(input.dtype()), "'");
   TSL_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0,
             "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
   int64_t class_dim = input.dim() == 1 ? 0 : 1;
   Tensor logp = softmax_along(input, class_dim, true);
   if (is_floating(target.dtype()) && target.sizes() == input.sizes()) {
     TSL_CHECK(target.dtype() == input.dtype(), "expected scalar type ",
-              dtype_torch_name(input.dtype()), " but found ", dtype_torch_name(target.dtype()));
+              scalar_type_name(input.dtype()), " but found ", scalar_type_name(target.dtype()));
     std::optional<Tensor> w = checked_weight(weight, input, input.sizes()[class_dim]);
     Tensor t = target.contiguous();
     return TSL_DISPATCH_FLOATING(input.dtype(), "cross_entropy", [&] {
@@ -273,7 +273,7 @@ double squared_error_sum(const T* a, const T* b, int64_t n) {
 Tensor mse_loss(const Tensor& input, const Tensor& target, std::string reduction) {
   Reduction r = parse_reduction(reduction);
   DType t = promote_types(input.dtype(), target.dtype());
-  TSL_CHECK(is_floating(t), "\"mse_cpu\" not implemented for '", dtype_torch_name(t), "'");
+  TSL_CHECK(is_floating(t), "\"mse_cpu\" not implemented for '", scalar_type_name(t), "'");
   DimVector shape = broadcast_shapes(input.sizes(), target.sizes(), "mse_loss");
   Tensor x = broadcast_contiguous(input, shape, t);
   Tensor y = broadcast_contiguous(target, shape, t);
@@ -304,9 +304,9 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, std::opti
             ") that is different to the input size (", shape_str(input.sizes()),
             ") is deprecated. Please ensure they have the same size.");
   TSL_CHECK(is_floating(input.dtype()), "\"binary_cross_entropy\" not implemented for '",
-            dtype_torch_name(input.dtype()), "'");
-  TSL_CHECK(target.dtype() == input.dtype(), "Found dtype ", dtype_torch_name(target.dtype()),
-            " but expected ", dtype_torch_name(input.dtype()));
+            scalar_type_name(input.dtype()), "'");
+  TSL_CHECK(target.dtype() == input.dtype(), "Found dtype ", scalar_type_name(target.dtype()),
+            " but expected ", scalar_type_name(input.dtype()));
   Tensor x = input.contiguous();
   Tensor y = target.contiguous();
   std::optional<Tensor> w;

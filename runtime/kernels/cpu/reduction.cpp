@@ -99,7 +99,7 @@ Tensor mean(const Tensor& self, std::optional<std::vector<int64_t>> dim, bool ke
   TSL_CHECK(is_floating(t), "mean(): could not infer output dtype. ", dtype ? "Optional" : "Input",
             " dtype must be either a floating point or complex "
             "dtype. Got: ",
-            dtype_torch_name(t));
+            scalar_type_name(t));
   Tensor x = cast_to(self, t);
   ReducePlan p = plan_reduction(x, reduce_mask(dim, x.dim()), keepdim);
   Tensor out = Tensor::empty(p.out_sizes, t);

@@ -46,9 +46,6 @@ struct ReducePlan {
 // A set of dims as bits. TSL tensors have at most 64 dims for reductions.
 using DimMask = uint64_t;
 
-// PyTorch's names of dtypes in messages ("Float", "Long").
-std::string_view dtype_torch_name(DType t);
-
 // The dims to reduce: None or an empty list means every dim. Negative dims wrap; a
 // repeated dim is an error ("dim 1 appears multiple times in the list of dims").
 DimMask reduce_mask(const std::optional<std::vector<int64_t>>& dims, int64_t ndim);

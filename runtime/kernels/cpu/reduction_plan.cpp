@@ -61,20 +61,6 @@ bool merge_runs(const Tensor& x, std::span<const int64_t> order, DimMask mask, R
 
 }  // namespace
 
-std::string_view dtype_torch_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "Bool";
-    case DType::Int64:
-      return "Long";
-    case DType::Float32:
-      return "Float";
-    case DType::Float64:
-      return "Double";
-  }
-  return "?";
-}
-
 DimMask all_dims_mask(int64_t ndim) {
   TSL_CHECK(ndim <= 64, "reductions support tensors of at most 64 dims, got ", ndim);
   return ndim == 64 ? ~DimMask{0} : ((DimMask{1} << ndim) - 1);

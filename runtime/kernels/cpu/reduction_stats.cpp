@@ -182,7 +182,7 @@ void norm_typed(const ReducePlan& p, T* out, double order) {
 Tensor norm(const Tensor& self, Scalar p, std::optional<std::vector<int64_t>> dim, bool keepdim) {
   TSL_CHECK(is_floating(self.dtype()),
             "norm(): input dtype should be either floating point or complex. Got ",
-            dtype_torch_name(self.dtype()), " instead.");
+            scalar_type_name(self.dtype()), " instead.");
   double order = p.to_double();
   TSL_CHECK(!std::isnan(order), "norm(): p must not be nan");
   ReducePlan plan = plan_reduction(self, reduce_mask(dim, self.dim()), keepdim);
