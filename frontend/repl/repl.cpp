@@ -149,7 +149,7 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
   } restore{set_program_output(&out)};
   if (options.prompts) {
     out << "TSL " << TSL_VERSION
-        << " — tensor scripts with gradients. :help for help, Ctrl-D to quit.\n";
+        << " (Tensor Script Language). :help for help, Ctrl-D to quit.\n";
   }
   std::string buffer;
   for (;;) {
