@@ -154,7 +154,13 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
       saw_tensor = true;
     Conversion c = conversion_for(v->type(), a.type, plan.var, nums, v);
     if (c == Conversion::Reject) {
-      why = "argument '" + a.name + "' must be " + a.type->str() + ", not " + v->type()->str();
+      // Name the type the type variable is bound to (list.append's `t`), and say
+      // where an empty list's element type came from.
+      std::string formal = substitute_var(a.type, plan.var)->str();
+      why = "argument '" + a.name + "' must be " + formal + ", not " + v->type()->str();
+      if (s.op == OpId::append_list && plan.var && plan.var->kind() == TypeKind::Tensor) {
+        why += " (a list made by `[]` holds Tensors: declare others, e.g. `xs: List[int] = []`)";
+      }
       return std::nullopt;
     }
     src.conversion = c;
