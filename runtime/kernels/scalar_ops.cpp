@@ -5,6 +5,8 @@
 // bigint TSL raises "integer overflow" instead of wrapping silently.
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "runtime/kernels/kernel.h"
@@ -109,6 +111,21 @@ int64_t checked_to_int(double v) {
 }
 
 int64_t round_float(double a) { return checked_to_int(std::nearbyint(a)); }  // half to even
+
+// Python's round(a, n): the exact binary value of a rounded to n decimals (half to
+// even), read back as the nearest double. glibc's printf rounds the exact value
+// correctly, as CPython's dtoa does.
+double round_ndigits(double a, int64_t ndigits) {
+  if (!std::isfinite(a) || ndigits > 323) return a;
+  if (ndigits < 0) {
+    if (ndigits < -308) return std::copysign(0.0, a);
+    double scale = std::pow(10.0, static_cast<double>(-ndigits));
+    return std::nearbyint(a / scale) * scale;
+  }
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(ndigits), a);
+  return std::strtod(buf, nullptr);
+}
 int64_t floor_float(double a) { return checked_to_int(std::floor(a)); }
 int64_t ceil_float(double a) { return checked_to_int(std::ceil(a)); }
 
@@ -457,6 +474,7 @@ void register_scalar_kernels() {
   TSL_REGISTER_GENERIC(min_float, min_float);
   TSL_REGISTER_GENERIC(max_float, max_float);
   TSL_REGISTER_GENERIC(round_float, round_float);
+  TSL_REGISTER_GENERIC(round_ndigits, round_ndigits);
   TSL_REGISTER_GENERIC(floor_float, floor_float);
   TSL_REGISTER_GENERIC(ceil_float, ceil_float);
   TSL_REGISTER_GENERIC(exp_float, exp_float);

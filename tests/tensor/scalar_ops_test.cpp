@@ -49,6 +49,11 @@ TEST(ScalarOps, RoundingAndConversions) {
   EXPECT_EQ(call1(OpId::round_float, {3.5}).to_int(), 4);
   EXPECT_EQ(call1(OpId::round_float, {-2.5}).to_int(), -2);
   EXPECT_EQ(call1(OpId::floor_float, {-1.5}).to_int(), -2);
+  // Python: round(2.675, 2) == 2.67 (2.675 is 2.67499999...), round(0.125, 2) == 0.12.
+  EXPECT_EQ(call1(OpId::round_ndigits, {2.675, int64_t{2}}).to_double(), 2.67);
+  EXPECT_EQ(call1(OpId::round_ndigits, {0.125, int64_t{2}}).to_double(), 0.12);
+  EXPECT_EQ(call1(OpId::round_ndigits, {13.4322137, int64_t{4}}).to_double(), 13.4322);
+  EXPECT_EQ(call1(OpId::round_ndigits, {1250.0, int64_t{-2}}).to_double(), 1200.0);
   EXPECT_EQ(call1(OpId::ceil_float, {-1.5}).to_int(), -1);
   EXPECT_EQ(call1(OpId::Int_float, {-1.9}).to_int(), -1);
   EXPECT_EQ(call1(OpId::Int_str, {IValue(" 1_000 ")}).to_int(), 1000);
