@@ -81,6 +81,33 @@ TEST(Interpreter, RunsLoopsAndBranches) {
   }
 }
 
+TEST(Interpreter, ConstantNumbersForTensorParametersAreWrappedOnce) {
+  // graph(%x): mul(%x, 2.1) — the 2.1 becomes a wrapped 0-dim tensor constant when the
+  // Code is built, and promotion still treats it as a Python number.
+  auto g = std::make_shared<Graph>();
+  Value* x = g->add_input(Type::tensor(), "x");
+  Value* c = g->insert_constant(IValue(2.1), Type::float_());
+  g->add_output(g->insert_op(OpId::mul, {x, c}, Type::tensor()));
+  Code code(g);
+  EXPECT_NE(code.dump().find("= tensor(2.1000, dtype=torch.float64)"), std::string::npos)
+      << code.dump();
+  for (DType dtype : {DType::Float32, DType::Float64, DType::Int64}) {
+    Tensor in = Tensor::empty(std::vector<int64_t>{2}, dtype);
+    copy_into(in, Tensor::from_vector(std::vector<double>{1.0, 3.0}));
+    for (int run = 0; run < 2; ++run) {
+      InterpreterState state(code);
+      Tensor out = state.run({IValue(in)})[0].to_tensor();
+      // float64 keeps 2.1 exactly; float32 and int64 compute in float32 (PyTorch).
+      DType want = dtype == DType::Float64 ? DType::Float64 : DType::Float32;
+      ASSERT_EQ(out.dtype(), want);
+      Tensor d = Tensor::empty(std::vector<int64_t>{2}, DType::Float64);
+      copy_into(d, out);
+      double expected = want == DType::Float64 ? 3.0 * 2.1 : double(3.0f * 2.1f);
+      EXPECT_EQ(d.data_ptr<double>()[1], expected);
+    }
+  }
+}
+
 TEST(Interpreter, KernelErrorsCarryTheNodeLocation) {
   auto source = std::make_shared<Source>("t.tsl", "x = 1 // 0\n");
   SourceRange range{source, 1, 4, 1, 10};
