@@ -10,20 +10,15 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/ivalue.h"
 #include "runtime/tensor/tensor.h"
+#include "tests/tensor/kernel_test_util.h"
 
 namespace tsl {
 namespace {
 
-// ramp(*shape, k, m) = [((i*k) % m - 3) * 0.5 for i in range(numel)] reshaped.
-Tensor ramp(std::vector<int64_t> shape, int k = 3, int m = 7, DType dtype = DType::Float32) {
-  Tensor d = Tensor::empty(shape, DType::Float64);
-  double* p = d.data_ptr<double>();
-  for (int64_t i = 0; i < d.numel(); ++i) p[i] = static_cast<double>((i * k) % m - 3) * 0.5;
-  if (dtype == DType::Float64) return d;
-  Tensor out = Tensor::empty(shape, dtype);
-  copy_into(out, d);
-  return out;
-}
+using test::error_of;
+using test::ramp;
+using test::run;
+using test::values;
 
 Tensor transposed(const Tensor& t) {
   std::vector<int64_t> sizes{t.sizes()[1], t.sizes()[0]};
@@ -31,31 +26,11 @@ Tensor transposed(const Tensor& t) {
   return t.as_strided(sizes, strides, t.storage_offset());
 }
 
-Tensor run(OpId op, std::vector<IValue> args) {
-  return call_op(op, std::move(args))[0].to_tensor();
-}
-
-std::vector<double> values(const Tensor& t) {
-  Tensor d = Tensor::empty(t.sizes(), DType::Float64);
-  copy_into(d, t);
-  const double* p = d.data_ptr<double>();
-  return std::vector<double>(p, p + d.numel());
-}
-
 void expect_tensor(const Tensor& t, std::vector<int64_t> shape, DType dtype,
                    std::vector<double> expected) {
   EXPECT_EQ(t.sizes(), DimVector(shape));
   EXPECT_EQ(t.dtype(), dtype);
   EXPECT_EQ(values(t), expected);
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 TEST(Linalg, MatrixProducts) {

@@ -11,61 +11,25 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/ivalue.h"
 #include "runtime/tensor/tensor.h"
+#include "tests/tensor/kernel_test_util.h"
 
 namespace tsl {
 namespace {
 
-// ramp(*shape, k, m) = [((i*k) % m - 3) * 0.5 for i in range(numel)] reshaped.
-Tensor ramp(std::vector<int64_t> shape, int k = 3, int m = 7, DType dtype = DType::Float32) {
-  Tensor d = Tensor::empty(shape, DType::Float64);
-  double* p = d.data_ptr<double>();
-  for (int64_t i = 0; i < d.numel(); ++i) p[i] = static_cast<double>((i * k) % m - 3) * 0.5;
-  if (dtype == DType::Float64) return d;
-  Tensor out = Tensor::empty(shape, dtype);
-  copy_into(out, d);
-  return out;
+using test::error_of;
+using test::ramp;
+using test::run;
+using test::values;
+
+void expect_tensor(const Tensor& t, std::vector<int64_t> shape, DType dtype,
+                   std::vector<double> expected, double rtol = 1e-6) {
+  test::expect_close(t, shape, dtype, expected, rtol, /*floor=*/1e-30);
 }
 
 Tensor longs(std::vector<int64_t> v, std::vector<int64_t> shape) {
   return Tensor::from_vector(v, shape);
 }
 Tensor longs(std::vector<int64_t> v) { return Tensor::from_vector(v); }
-
-Tensor run(OpId op, std::vector<IValue> args) {
-  return call_op(op, std::move(args))[0].to_tensor();
-}
-
-std::vector<double> values(const Tensor& t) {
-  Tensor d = Tensor::empty(t.sizes(), DType::Float64);
-  copy_into(d, t);
-  const double* p = d.data_ptr<double>();
-  return std::vector<double>(p, p + d.numel());
-}
-
-// float32 results within a few ulps (relative 1e-6) of PyTorch's.
-void expect_tensor(const Tensor& t, std::vector<int64_t> shape, DType dtype,
-                   std::vector<double> expected, double rtol = 1e-6) {
-  EXPECT_EQ(t.sizes(), DimVector(shape));
-  EXPECT_EQ(t.dtype(), dtype);
-  std::vector<double> got = values(t);
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(expected[i])) {
-      EXPECT_TRUE(std::isnan(got[i])) << "at " << i;
-    } else {
-      EXPECT_NEAR(got[i], expected[i], rtol * std::max(1e-30, std::abs(expected[i]))) << "at " << i;
-    }
-  }
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 TEST(NN, Softmax) {
   Tensor x = ramp({2, 3, 4});

@@ -12,9 +12,19 @@
 #include "runtime/tensor/ivalue.h"
 #include "runtime/tensor/parallel.h"
 #include "runtime/tensor/tensor.h"
+#include "tests/tensor/kernel_test_util.h"
 
 namespace tsl {
 namespace {
+
+using test::error_of;
+using test::run;
+using test::values;
+
+void expect_tensor(const Tensor& t, std::vector<int64_t> shape, DType dtype,
+                   std::vector<double> expected, double rtol = 2e-7) {
+  test::expect_close(t, shape, dtype, expected, rtol, /*floor=*/1.0);
+}
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
@@ -39,43 +49,6 @@ Tensor permuted(const Tensor& x) {
 }
 
 IValue dims(std::vector<int64_t> d) { return IValue::int_list(d); }
-
-Tensor run(OpId op, std::vector<IValue> args) {
-  return call_op(op, std::move(args))[0].to_tensor();
-}
-
-std::vector<double> values(const Tensor& t) {
-  Tensor d = Tensor::empty(t.sizes(), DType::Float64);
-  copy_into(d, t);
-  const double* p = d.data_ptr<double>();
-  return std::vector<double>(p, p + d.numel());
-}
-
-void expect_tensor(const Tensor& t, std::vector<int64_t> shape, DType dtype,
-                   std::vector<double> expected, double rtol = 2e-7) {
-  EXPECT_EQ(t.sizes(), DimVector(shape));
-  EXPECT_EQ(t.dtype(), dtype);
-  std::vector<double> got = values(t);
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(expected[i])) {
-      EXPECT_TRUE(std::isnan(got[i])) << "at " << i;
-    } else if (std::isinf(expected[i])) {
-      EXPECT_EQ(got[i], expected[i]) << "at " << i;
-    } else {
-      EXPECT_NEAR(got[i], expected[i], rtol * std::max(1.0, std::abs(expected[i]))) << "at " << i;
-    }
-  }
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 TEST(Reduction, SumOverDims) {
   Tensor x = sample();
