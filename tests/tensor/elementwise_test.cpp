@@ -12,9 +12,13 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/ivalue.h"
 #include "runtime/tensor/tensor.h"
+#include "tests/tensor/kernel_test_util.h"
 
 namespace tsl {
 namespace {
+
+using test::error_of;
+using test::values;
 
 const IValue kNone;
 
@@ -34,13 +38,6 @@ Tensor shaped(Tensor t, std::vector<int64_t> sizes) {
   return t.as_strided(sizes, contiguous_strides(sizes), 0);
 }
 
-std::vector<double> values(const Tensor& t) {
-  Tensor d = Tensor::empty(t.sizes(), DType::Float64);
-  copy_into(d, t);
-  const double* p = d.data_ptr<double>();
-  return std::vector<double>(p, p + d.numel());
-}
-
 // Float32 results may differ from PyTorch's by an ulp or two (different libm).
 void expect_values(const Tensor& t, const std::vector<double>& expected, double rel = 5e-7) {
   std::vector<double> got = values(t);
@@ -54,16 +51,6 @@ void expect_values(const Tensor& t, const std::vector<double>& expected, double 
       EXPECT_NEAR(got[i], expected[i], rel * std::abs(expected[i]) + 1e-12) << "element " << i;
     }
   }
-}
-
-template <typename Fn>
-std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 #define EXPECT_ERROR(stmt, text) \

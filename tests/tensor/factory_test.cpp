@@ -9,9 +9,13 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/ivalue.h"
 #include "runtime/tensor/tensor.h"
+#include "tests/tensor/kernel_test_util.h"
 
 namespace tsl {
 namespace {
+
+using test::error_of;
+using test::values;
 
 const IValue kNone;
 
@@ -27,29 +31,12 @@ std::vector<IValue> with_defaults(std::vector<IValue> args) {
 
 IValue ints(std::vector<int64_t> v) { return IValue::int_list(v); }
 
-std::vector<double> values(const Tensor& t) {
-  Tensor d = Tensor::empty(t.sizes(), DType::Float64);
-  copy_into(d, t);
-  const double* p = d.data_ptr<double>();
-  return std::vector<double>(p, p + d.numel());
-}
-
 void expect_values(const Tensor& t, const std::vector<double>& expected, double tol = 0) {
   std::vector<double> got = values(t);
   ASSERT_EQ(got.size(), expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_NEAR(got[i], expected[i], tol) << "element " << i;
   }
-}
-
-template <typename Fn>
-std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 #define EXPECT_ERROR(stmt, text) \
