@@ -9,14 +9,6 @@
 namespace tsl::cpu {
 namespace {
 
-// Checks `i` against a dim of `size` and wraps a negative index.
-inline int64_t checked_index(int64_t i, int64_t size, int64_t dim) {
-  if (i < -size || i >= size) [[unlikely]] {
-    TSL_ERROR("index ", i, " is out of bounds for dimension ", dim, " with size ", size);
-  }
-  return i < 0 ? i + size : i;
-}
-
 // The coordinates of the true elements of `mask` (k dims): k int64 vectors, as
 // PyTorch turns a bool index into `mask.nonzero()` columns.
 std::vector<Tensor> mask_to_indices(const Tensor& mask) {
@@ -44,8 +36,8 @@ std::vector<Tensor> mask_to_indices(const Tensor& mask) {
   return columns;
 }
 
-// One int64 index tensor (or none) per dim of `self`, masks expanded into their
-// coordinate vectors; checks dtypes, mask shapes and the number of indices.
+}  // namespace
+
 std::vector<Tensor> expand_index_list(const Tensor& self,
                                       const std::vector<std::optional<Tensor>>& indices) {
   std::vector<Tensor> result;
@@ -81,6 +73,8 @@ std::vector<Tensor> expand_index_list(const Tensor& self,
   result.resize(static_cast<size_t>(self.dim()));
   return result;
 }
+
+namespace {
 
 // The broadcast shape of the defined index tensors, with PyTorch's message.
 DimVector broadcast_indices(const std::vector<Tensor>& indices) {
@@ -141,12 +135,11 @@ Tensor index_offsets(const Tensor& self, const std::vector<Tensor>& indices,
   return offsets;
 }
 
-// Gathers out[...] = src[base(...) + offsets[...]] over the output shape.
-void gather_by_offsets(const Tensor& out, const Tensor& self, const DimVector& self_strides,
-                       const Tensor& offsets, const DimVector& offset_strides) {
-  const std::span<const int64_t> all[3] = {out.strides().span(), self_strides.span(),
-                                           offset_strides.span()};
-  const int64_t* off = offsets.data_ptr<int64_t>();
+// Gathers out[p] = self[p . self_strides + offsets[p . offset_strides]] over the plan.
+void gather_by_offsets(const Tensor& out, const Tensor& self, const IndexPlan& plan) {
+  const std::span<const int64_t> all[3] = {out.strides().span(), plan.self_strides.span(),
+                                           plan.offset_strides.span()};
+  const int64_t* off = plan.offsets.data_ptr<int64_t>();
   TSL_DISPATCH_ALL(self.dtype(), "index", [&] {
     scalar_t* dst = out.data_ptr<scalar_t>();
     const scalar_t* src = self.data_ptr<scalar_t>();
@@ -193,12 +186,7 @@ Tensor index_rows(const Tensor& self, int64_t d, const Tensor& idx) {
 
 }  // namespace
 
-// PyTorch's rule for where the indexed dims go: when the index tensors sit on
-// adjacent dims, the broadcast index shape replaces them in place; when None dims
-// separate them, it comes first, followed by the dims that were not indexed.
-Tensor index(const Tensor& self, std::vector<std::optional<Tensor>> index_list) {
-  TSL_CHECK(self.device().is_cpu(), "index: expected a CPU tensor");
-  std::vector<Tensor> indices = expand_index_list(self, index_list);
+IndexPlan plan_index(const Tensor& self, const std::vector<Tensor>& indices) {
   int64_t first = -1;
   int64_t last = -1;
   bool adjacent = true;
@@ -210,26 +198,26 @@ Tensor index(const Tensor& self, std::vector<std::optional<Tensor>> index_list) 
       adjacent = false;
     last = d;
   }
-  if (first < 0) return clone(self);
-  if (first == last && indices[first].dim() == 1 && self.is_contiguous()) {
-    return index_rows(self, first, indices[first]);
+  IndexPlan plan;
+  if (first < 0) {
+    plan.shape = self.sizes();
+    plan.self_strides = self.strides();
+    plan.offsets = Tensor::scalar(Scalar(int64_t{0}), DType::Int64);
+    plan.offset_strides = DimVector(self.sizes().size(), 0);
+    return plan;
   }
   DimVector bshape = broadcast_indices(indices);
-  Tensor offsets = index_offsets(self, indices, bshape);
-
-  DimVector out_shape;
-  DimVector self_strides;    // over the output shape; 0 on the index dims
-  DimVector offset_strides;  // over the output shape; 0 on the kept dims
+  plan.offsets = index_offsets(self, indices, bshape);
   auto add_kept = [&](int64_t d) {
-    out_shape.push_back(self.sizes()[d]);
-    self_strides.push_back(self.strides()[d]);
-    offset_strides.push_back(0);
+    plan.shape.push_back(self.sizes()[d]);
+    plan.self_strides.push_back(self.strides()[d]);
+    plan.offset_strides.push_back(0);
   };
   auto add_index_dims = [&] {
     for (size_t k = 0; k < bshape.size(); ++k) {
-      out_shape.push_back(bshape[k]);
-      self_strides.push_back(0);
-      offset_strides.push_back(offsets.strides()[k]);
+      plan.shape.push_back(bshape[k]);
+      plan.self_strides.push_back(0);
+      plan.offset_strides.push_back(plan.offsets.strides()[k]);
     }
   };
   if (!adjacent) add_index_dims();
@@ -240,8 +228,26 @@ Tensor index(const Tensor& self, std::vector<std::optional<Tensor>> index_list) 
     }
     add_kept(d);
   }
-  Tensor out = Tensor::empty(out_shape, self.dtype());
-  if (out.numel() > 0) gather_by_offsets(out, self, self_strides, offsets, offset_strides);
+  return plan;
+}
+
+Tensor index(const Tensor& self, std::vector<std::optional<Tensor>> index_list) {
+  TSL_CHECK(self.device().is_cpu(), "index: expected a CPU tensor");
+  std::vector<Tensor> indices = expand_index_list(self, index_list);
+  int64_t first = -1;
+  int64_t count = 0;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (!indices[d].defined()) continue;
+    if (first < 0) first = d;
+    ++count;
+  }
+  if (first < 0) return clone(self);
+  if (count == 1 && indices[first].dim() == 1 && self.is_contiguous()) {
+    return index_rows(self, first, indices[first]);
+  }
+  IndexPlan plan = plan_index(self, indices);
+  Tensor out = Tensor::empty(plan.shape, self.dtype());
+  if (out.numel() > 0) gather_by_offsets(out, self, plan);
   return out;
 }
 

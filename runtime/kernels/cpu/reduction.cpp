@@ -86,6 +86,14 @@ Tensor boolean_reduce(const Tensor& x, std::optional<int64_t> dim, bool keepdim)
   return out;
 }
 
+}  // namespace
+
+Tensor sum_over(const Tensor& self, DimMask mask, bool keepdim) {
+  return sum_like<SumOp>(self, mask, keepdim, std::nullopt);
+}
+
+namespace {
+
 // ---- Kernels ----
 
 Tensor sum(const Tensor& self, std::optional<std::vector<int64_t>> dim, bool keepdim,

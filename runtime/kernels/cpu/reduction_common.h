@@ -54,6 +54,10 @@ DimMask all_dims_mask(int64_t ndim);
 
 ReducePlan plan_reduction(const Tensor& x, DimMask mask, bool keepdim);
 
+// The sum kernel over the dims in `mask` (none: a copy in the summed dtype); int and bool
+// sum to int64. For kernels that sum as part of their work (sum_to_size).
+Tensor sum_over(const Tensor& self, DimMask mask, bool keepdim);
+
 // The first reduced dim of size 0, or -1 (for "Expected reduction dim 1 to have
 // non-zero size").
 int64_t first_empty_reduced_dim(const Tensor& x, DimMask mask);

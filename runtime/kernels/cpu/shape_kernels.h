@@ -52,6 +52,34 @@ Tensor index(const Tensor& self, std::vector<std::optional<Tensor>> indices);
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index);
 
+// Checks index `i` against a dim of `size` and wraps a negative index.
+inline int64_t checked_index(int64_t i, int64_t size, int64_t dim) {
+  if (i < -size || i >= size) [[unlikely]] {
+    TSL_ERROR("index ", i, " is out of bounds for dimension ", dim, " with size ", size);
+  }
+  return i < 0 ? i + size : i;
+}
+
+// One int64 index tensor (undefined where the dim is not indexed) per dim of `self`,
+// bool masks turned into their coordinate vectors; checks dtypes, mask shapes and the
+// number of indices. Shared by index (x[i]) and index_put (x[i] = v).
+std::vector<Tensor> expand_index_list(const Tensor& self,
+                                      const std::vector<std::optional<Tensor>>& indices);
+
+// Where the elements of self[indices] live in `self`: element p of the result (a
+// tensor of `shape`) is self's element at offset
+//   p . self_strides + offsets[p . offset_strides]
+// (dot products over `shape`). PyTorch's rule places the broadcast index shape where
+// the indexed dims were when they are adjacent, else first. With no index tensor the
+// plan covers all of self.
+struct IndexPlan {
+  DimVector shape;           // the shape of self[indices]
+  DimVector self_strides;    // over `shape`; 0 on the index dims
+  Tensor offsets;            // int64, the offsets the index tensors select
+  DimVector offset_strides;  // over `shape`; 0 on the dims that were not indexed
+};
+IndexPlan plan_index(const Tensor& self, const std::vector<Tensor>& indices);
+
 // ---- Queries (shape_query.cpp) --------------------------------------------------------
 std::vector<int64_t> size(const Tensor& self);
 int64_t size_dim(const Tensor& self, int64_t dim);
