@@ -1,0 +1,156 @@
+// Dead-code elimination; see dead_code_elimination.h for what it removes and keeps.
+#include "ir/passes/dead_code_elimination.h"
+
+#include <unordered_set>
+
+namespace tsl {
+namespace {
+
+// Structural ops that only build or take apart values.
+bool is_pure_structural(OpId op) {
+  switch (op) {
+    case OpId::Constant:
+    case OpId::ListConstruct:
+    case OpId::TupleConstruct:
+    case OpId::TupleUnpack:
+    case OpId::TupleIndex:
+    case OpId::Uninitialized:
+    case OpId::Undefined:
+    case OpId::unwrap_optional:
+    case OpId::to_optional:
+    case OpId::dtype:
+    case OpId::device:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether removing `n` could change what the program does (other than the values of
+// its outputs).
+bool has_side_effects(const Node* n) {
+  if (n->info().has(opflags::EFFECT)) return true;
+  if (!n->blocks().empty()) {
+    for (const Block* b : n->blocks()) {
+      for (const Node* inner : *b) {
+        if (has_side_effects(inner)) return true;
+      }
+    }
+    return false;
+  }
+  if (n->info().has(opflags::PRIM)) return !is_pure_structural(n->op());
+  return false;
+}
+
+bool any_output_used(const Node* n) {
+  for (const Value* v : n->outputs()) {
+    if (v->has_uses()) return true;
+  }
+  return false;
+}
+
+class DeadCodeElimination {
+ public:
+  bool run(Graph& g) {
+    run_block(g.block());
+    return changed_;
+  }
+
+ private:
+  // Last node first, so that removing a user can make its inputs' definitions dead.
+  void run_block(Block* b) {
+    for (Node* n = b->return_node()->prev(); n != b->param_node();) {
+      Node* prev = n->prev();
+      visit(n);
+      n = prev;
+    }
+  }
+
+  void visit(Node* n) {
+    if (n->op() == OpId::If) remove_unused_if_outputs(n);
+    if (n->op() == OpId::Loop) remove_dead_carried_values(n);
+    for (Block* b : n->blocks()) run_block(b);
+    if (!any_output_used(n) && !has_side_effects(n)) {
+      n->destroy();
+      changed_ = true;
+    }
+  }
+
+  // Output i of an If is its blocks' return i: drop all three together.
+  void remove_unused_if_outputs(Node* n) {
+    for (size_t i = n->outputs().size(); i-- > 0;) {
+      if (n->output(i)->has_uses()) continue;
+      for (Block* b : n->blocks()) b->erase_return(i);
+      n->erase_output(i);
+      changed_ = true;
+    }
+  }
+
+  // Carried value i of a Loop: input i + 2, body parameter and return i + 1, output i.
+  // It can go when its output is unused and the body parameter only computes the next
+  // value of itself: it then never reaches an effect, the condition or another value.
+  //
+  //   %n.1 : int, %k : int = Loop(%max, %go, %n, %zero)   # %k unused
+  //     block0(%i : int, %n.2 : int, %k.1 : int):
+  //       %k.2 : int = add.int(%k.1, %one)
+  //       -> (%c, %n.3, %k.2)
+  // becomes Loop(%max, %go, %n) carrying %n alone.
+  void remove_dead_carried_values(Node* loop) {
+    Block* body = loop->block(0);
+    run_block(body);  // first, so that the uses below are the real ones
+    for (size_t i = loop->outputs().size(); i-- > 0;) {
+      Value* param = body->params()[i + 1];
+      if (loop->output(i)->has_uses() || !only_feeds_own_return(param, body, i + 1)) continue;
+      // Carry the value through unchanged: what computed its next value is then dead.
+      if (body->returns()[i + 1] != param) {
+        body->replace_return(i + 1, param);
+        changed_ = true;
+        run_block(body);
+      }
+      if (param->uses().size() != 1) continue;  // dead but kept by a node we cannot remove
+      body->erase_return(i + 1);
+      body->erase_param(i + 1);
+      loop->remove_input(i + 2);
+      loop->erase_output(i);
+      changed_ = true;
+    }
+  }
+
+  // Whether everything computed from `param` flows only into return `index` of `body`,
+  // through nodes without side effects.
+  static bool only_feeds_own_return(const Value* param, const Block* body, size_t index) {
+    std::vector<const Value*> work = {param};
+    std::unordered_set<const Value*> seen = {param};
+    auto push = [&](const Value* v) {
+      if (seen.insert(v).second) work.push_back(v);
+    };
+    while (!work.empty()) {
+      const Value* v = work.back();
+      work.pop_back();
+      for (const Use& u : v->uses()) {
+        const Node* user = u.user;
+        if (user == body->return_node()) {
+          if (u.offset != index) return false;
+          continue;
+        }
+        // A nested block's return reaches its owner's outputs (and, for a loop, its
+        // body parameters on the next trip).
+        if (user->is_return_node()) user = user->owning_block()->owning_node();
+        if (has_side_effects(user)) return false;
+        for (const Value* out : user->outputs()) push(out);
+        for (const Block* b : user->blocks()) {
+          for (const Value* p : b->params()) push(p);
+        }
+      }
+    }
+    return true;
+  }
+
+  bool changed_ = false;
+};
+
+}  // namespace
+
+bool eliminate_dead_code(Graph& g) { return DeadCodeElimination().run(g); }
+
+}  // namespace tsl
