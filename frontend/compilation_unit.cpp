@@ -6,6 +6,10 @@
 
 #include "frontend/emitter.h"
 #include "frontend/parser.h"
+#include "ir/autodiff/differentiate.h"
+#include "ir/autodiff/forward_mode.h"
+#include "ir/dot.h"
+#include "ir/passes/inline_calls.h"
 
 namespace tsl {
 namespace {
@@ -31,6 +35,7 @@ void CompilationUnit::reset() {
   globals_.clear();
   functions_.clear();
   imports_.clear();
+  transforms_.clear();
   ++generation_;
 }
 
@@ -172,6 +177,7 @@ const FunctionDecl::Compiled& CompilationUnit::compile_function(FunctionDecl& de
                              "(as in TorchScript); use a loop");
     }
   }
+  if (decl.transform) return compile_transform(decl, use);
   for (const auto& c : decl.compiled) {
     if (c.generation != generation_) continue;
     bool same = true;
@@ -198,6 +204,372 @@ const FunctionDecl::Compiled& CompilationUnit::compile_function(FunctionDecl& de
   c.generation = generation_;
   decl.compiled.push_back(std::move(c));
   return decl.compiled.back();
+}
+
+std::shared_ptr<FunctionDecl> CompilationUnit::function_ptr(const FunctionDecl* decl) {
+  for (const auto& [name, d] : functions_) {
+    if (d.get() == decl) return d;
+  }
+  for (const auto& d : transforms_) {
+    if (d.get() == decl) return d;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<FunctionDecl> CompilationUnit::make_transform(
+    const std::string& kind, const std::shared_ptr<FunctionDecl>& inner,
+    std::vector<size_t> argnums, bool argnums_tuple, const SourceRange& range) {
+  for (const auto& d : transforms_) {
+    const FunctionDecl::Transform& t = *d->transform;
+    if (t.kind == kind && t.inner == inner && t.argnums == argnums &&
+        t.argnums_tuple == argnums_tuple)
+      return d;
+  }
+  for (size_t a : argnums) {
+    if (kind == "jvp") break;  // checked when compiled, with a message about tangents
+    if (a >= inner->param_names.size()) {
+      compile_error(range, kind + "(): argnums " + std::to_string(a) + " is out of range: '" +
+                               inner->name + "' takes " +
+                               std::to_string(inner->param_names.size()) + " argument(s)");
+    }
+    if (!inner->param_types[a]->is_tensor()) {
+      compile_error(range, kind + "(): argument '" + inner->param_names[a] + "' of '" +
+                               inner->name + "' is " + inner->param_types[a]->str() +
+                               ", and only Tensor arguments have gradients");
+    }
+  }
+  auto decl = std::make_shared<FunctionDecl>();
+  std::string args;
+  if (argnums != std::vector<size_t>{0} || argnums_tuple) {
+    args = ", argnums=";
+    if (argnums_tuple) args += "(";
+    for (size_t i = 0; i < argnums.size(); ++i)
+      args += (i ? ", " : "") + std::to_string(argnums[i]);
+    if (argnums_tuple) args += argnums.size() == 1 ? ",)" : ")";
+  }
+  decl->name = kind + "(" + inner->name + args + ")";
+  decl->module = inner->module;
+  decl->def = inner->def;
+  decl->param_names = inner->param_names;
+  decl->param_types = inner->param_types;
+  decl->defaults = inner->defaults;
+  if (kind == "jvp") {
+    // jvp(f, primals, tangents): f's parameters, then one tangent per parameter.
+    for (size_t i = 0; i < inner->param_names.size(); ++i) {
+      decl->param_names.push_back("t_" + inner->param_names[i]);
+      decl->param_types.push_back(Type::tensor());
+      decl->defaults.push_back(std::nullopt);
+    }
+    for (auto& d : decl->defaults) d = std::nullopt;
+  }
+  decl->transform = FunctionDecl::Transform{kind, inner, argnums, argnums_tuple, nullptr};
+  if (kind == "vjp") {
+    // vjp(f, *primals) returns (f(*primals), vjp_fn); vjp_fn(cotangent) returns one
+    // gradient per primal, as a tuple (functorch's signature).
+    auto fn = std::make_shared<FunctionDecl>();
+    fn->name = "vjp_fn(" + inner->name + ")";
+    fn->module = inner->module;
+    fn->def = inner->def;
+    fn->param_names = {"cotangent"};
+    fn->param_types = {Type::tensor()};
+    fn->defaults = {std::nullopt};
+    fn->declared_return = Type::tuple(std::vector<TypePtr>(argnums.size(), Type::tensor()));
+    fn->transform = FunctionDecl::Transform{"vjp_fn", inner, argnums, true, nullptr};
+    transforms_.push_back(fn);
+    decl->transform->companion = fn;
+  }
+  transforms_.push_back(decl);
+  return decl;
+}
+
+TypePtr CompilationUnit::function_value_type(FunctionDecl& decl) {
+  if (!decl.value_type) {
+    auto sig = std::make_shared<FunctionSignature>();
+    sig->params = decl.param_types;
+    sig->result = decl.declared_return;
+    sig->target = &decl;
+    sig->name = decl.name;
+    decl.value_type = Type::function(std::move(sig));
+  }
+  return decl.value_type;
+}
+
+std::string CompilationUnit::graph_text(FunctionDecl& decl, const SourceRange& use) {
+  if (!decl.transform) {
+    return print_graph(compile_function(decl, use).function->graph(), {.with_lines = true});
+  }
+  return gradient_text(*decl.transform->inner, decl.transform->argnums, use);
+}
+
+FunctionDecl* CompilationUnit::resolve_function(const std::string& name) {
+  if (FunctionDecl* d = find_function(name)) return d;
+  const GlobalVar* g = find_global(name);
+  if (g && g->type && g->type->kind() == TypeKind::Function && g->type->signature() &&
+      g->type->signature()->target) {
+    return static_cast<FunctionDecl*>(const_cast<void*>(g->type->signature()->target));
+  }
+  return nullptr;
+}
+
+std::string CompilationUnit::gradient_text(FunctionDecl& decl, std::vector<size_t> wrt,
+                                           const SourceRange& use, bool dot) {
+  const FunctionDecl::Compiled& compiled = compile_function(decl, use);
+  if (wrt.empty()) {
+    for (size_t i = 0; i < decl.param_types.size(); ++i) {
+      if (decl.param_types[i]->is_tensor()) wrt.push_back(i);
+    }
+  }
+  std::unique_ptr<Graph> forward = compiled.function->graph().clone();
+  inline_calls(*forward, [](const Node* call) {
+    return &static_cast<Function&>(call->attr("fn").to_object()).graph();
+  });
+  autodiff::JointOptions options;
+  options.function_name = decl.name;
+  autodiff::JointGraph joint = autodiff::build_joint(*forward, wrt, options);
+  autodiff::Gradient gradient = autodiff::split(joint);
+  gradient.f->set_name(decl.name + ".forward");
+  gradient.df->set_name(decl.name + ".backward");
+  verify(*gradient.f);
+  verify(*gradient.df);
+  if (dot) {
+    return gradient_to_dot(*gradient.f, *gradient.df, gradient.num_real_outputs,
+                           joint.seeded_outputs.size());
+  }
+  std::string names;
+  for (size_t i : wrt) names += (names.empty() ? "" : ", ") + decl.param_names[i];
+  std::string out;
+  out += "# " + decl.name + ".forward returns " + std::to_string(gradient.num_real_outputs) +
+         " result(s), then " + std::to_string(gradient.num_captures) +
+         " value(s) captured for the backward\n";
+  out += print_graph(*gradient.f, {.with_lines = true});
+  out += "# " + decl.name +
+         ".backward takes the result's gradient and the captured values, and "
+         "returns the gradients of " +
+         names + "\n";
+  out += print_graph(*gradient.df, {.with_lines = true});
+  return out;
+}
+
+// grad(f) and friends: f's graph with its calls inlined, differentiated for the
+// argnums inputs (ir/autodiff), with the outputs each transform returns.
+namespace {
+
+// A TupleConstruct of `elems` at the insertion point.
+
+Value* tuple_value(Graph& g, const std::vector<Value*>& elems) {
+  std::vector<TypePtr> types;
+  for (Value* e : elems) types.push_back(e->type());
+  Node* n = g.insert(g.create(OpId::TupleConstruct, elems, 1));
+  return n->output()->set_type(Type::tuple(std::move(types)));
+}
+
+}  // namespace
+
+const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& decl,
+                                                                 const SourceRange& use) {
+  const FunctionDecl::Transform& t = *decl.transform;
+  const FunctionDecl::Compiled& inner = compile_function(*t.inner, use);
+  for (const auto& c : decl.compiled) {
+    if (c.generation == generation_ && c.function.get() && c.hidden_types == inner.hidden_types &&
+        c.hidden_globals == inner.hidden_globals)
+      return c;
+  }
+  if (!inner.return_type->is_tensor()) {
+    compile_error(use, t.kind + "() needs '" + t.inner->name +
+                           "' to return a scalar Tensor, but it returns " +
+                           inner.return_type->str());
+  }
+  std::unique_ptr<Graph> forward = inner.function->graph().clone();
+  inline_calls(*forward, [](const Node* call) {
+    return &static_cast<Function&>(call->attr("fn").to_object()).graph();
+  });
+  std::shared_ptr<Graph> result;
+  if (t.kind == "vjp_fn") {
+    compile_error(use, "internal: vjp_fn is called through its closure");
+  }
+  if (t.kind == "jvp") {
+    result = jvp_graph(*forward, t, use);
+  } else if (t.kind == "vjp") {
+    result = vjp_graph(*forward, t, use);
+  } else if (t.kind == "hessian") {
+    result = hessian_graph(*forward, t, use);
+  } else {
+    result = grad_graph(*forward, t);
+  }
+  result->set_name(decl.name);
+  verify(*result);
+  FunctionDecl::Compiled c;
+  c.return_type = result->outputs()[0]->type();
+  c.function = IntrusivePtr<Function>(new Function(decl.name, result));
+  c.hidden_globals = inner.hidden_globals;
+  c.hidden_types = inner.hidden_types;
+  c.generation = generation_;
+  decl.compiled.push_back(std::move(c));
+  return decl.compiled.back();
+}
+
+// jvp(f, primals, tangents) -> (f(primals), the tangent of the result).
+std::shared_ptr<Graph> CompilationUnit::jvp_graph(const Graph& forward,
+                                                  const FunctionDecl::Transform& t,
+                                                  const SourceRange& use) {
+  size_t num_params = t.inner->param_names.size();
+  for (size_t i = 0; i < num_params; ++i) {
+    if (!t.inner->param_types[i]->is_tensor()) {
+      compile_error(use, "jvp(): argument '" + t.inner->param_names[i] + "' of '" + t.inner->name +
+                             "' is " + t.inner->param_types[i]->str() +
+                             "; jvp differentiates every argument, so all must be Tensors");
+    }
+  }
+  autodiff::JvpGraph jvp = autodiff::build_jvp(forward, t.argnums, t.inner->name, num_params);
+  Graph& g = *jvp.graph;
+  std::vector<Value*> outs = g.outputs();
+  while (!g.outputs().empty()) g.block()->erase_return(0);
+  InsertPointGuard guard(g, g.block());
+  g.add_output(tuple_value(g, {outs.at(0), outs.at(jvp.num_forward_outputs)}));
+  return jvp.graph;
+}
+
+// vjp(f, *primals) -> (f(*primals), vjp_fn): the forward graph `f` of the split
+// gradient, whose captured values a closure over the backward graph `df` keeps.
+std::shared_ptr<Graph> CompilationUnit::vjp_graph(const Graph& forward,
+                                                  const FunctionDecl::Transform& t,
+                                                  const SourceRange& use) {
+  for (size_t i : t.argnums) {
+    if (!t.inner->param_types[i]->is_tensor()) {
+      compile_error(use, "vjp(): argument '" + t.inner->param_names[i] + "' of '" + t.inner->name +
+                             "' is " + t.inner->param_types[i]->str() +
+                             "; vjp differentiates every primal, so all must be Tensors");
+    }
+  }
+  autodiff::JointOptions options;
+  options.function_name = t.inner->name;
+  autodiff::JointGraph joint = autodiff::build_joint(forward, t.argnums, options);
+  autodiff::Gradient gradient = autodiff::split(joint);
+  // The backward: (cotangent, captures...) -> tuple of gradients.
+  Graph& df = *gradient.df;
+  if (joint.seeded_outputs.empty()) {
+    // The result does not depend on the primals: the cotangent is not read.
+    df.block()->insert_param(0, Type::tensor(), "cotangent");
+  }
+  {
+    std::vector<Value*> grads = df.outputs();
+    while (!df.outputs().empty()) df.block()->erase_return(0);
+    InsertPointGuard guard(df, df.block());
+    df.add_output(tuple_value(df, grads));
+  }
+  df.set_name(t.companion->name);
+  verify(df);
+  IntrusivePtr<Function> backward(new Function(t.companion->name, gradient.df));
+  // The forward: (primals...) -> (result, closure over the captures).
+  Graph& f = *gradient.f;
+  std::vector<Value*> outs = f.outputs();
+  while (!f.outputs().empty()) f.block()->erase_return(0);
+  InsertPointGuard guard(f, f.block());
+  std::vector<Value*> captures(
+      outs.begin() + static_cast<std::ptrdiff_t>(gradient.num_real_outputs), outs.end());
+  Node* closure = f.insert(f.create(OpId::MakeClosure, captures, 1));
+  closure->set_range(use);
+  closure->set_attr("fn", IValue(IntrusivePtr<ObjectImpl>(backward.get())));
+  closure->output()->set_type(function_value_type(*t.companion));
+  f.add_output(tuple_value(f, {outs.at(0), closure->output()}));
+  return gradient.f;
+}
+
+// grad, value_and_grad, grad_and_value: the joint graph seeded with ones.
+std::shared_ptr<Graph> CompilationUnit::grad_graph(const Graph& forward,
+                                                   const FunctionDecl::Transform& t) {
+  autodiff::JointOptions options;
+  options.seed_with_ones = true;
+  options.function_name = t.inner->name;
+  autodiff::JointGraph joint = autodiff::build_joint(forward, t.argnums, options);
+  Graph& g = *joint.graph;
+  std::vector<Value*> outs = g.outputs();
+  while (!g.outputs().empty()) g.block()->erase_return(0);
+  Value* value = outs.at(0);
+  std::vector<Value*> grads(outs.begin() + static_cast<std::ptrdiff_t>(joint.num_forward_outputs),
+                            outs.end());
+  InsertPointGuard guard(g, g.block());
+  auto tuple = [&](const std::vector<Value*>& elems) {
+    std::vector<TypePtr> types;
+    for (Value* e : elems) types.push_back(e->type());
+    Node* n = g.insert(g.create(OpId::TupleConstruct, elems, 1));
+    return n->output()->set_type(Type::tuple(std::move(types)));
+  };
+  Value* grad_result = t.argnums_tuple ? tuple(grads) : grads.at(0);
+  if (t.kind == "grad") {
+    g.add_output(grad_result);
+  } else if (t.kind == "value_and_grad") {
+    g.add_output(tuple({value, grad_result}));
+  } else {
+    g.add_output(tuple({grad_result, value}));
+  }
+  return joint.graph;
+}
+
+// hessian(f)(x): the Jacobian of grad(f) by forward mode over reverse mode, one
+// column per basis direction of x (functorch's jacfwd(jacrev(f))), shaped x + x.
+std::shared_ptr<Graph> CompilationUnit::hessian_graph(const Graph& forward,
+                                                      const FunctionDecl::Transform& t,
+                                                      const SourceRange& use) {
+  FunctionDecl::Transform as_grad = t;
+  as_grad.kind = "grad";
+  as_grad.argnums_tuple = false;
+  std::shared_ptr<Graph> gradient = grad_graph(forward, as_grad);
+  size_t num_params = t.inner->param_names.size();
+  size_t x_index = t.argnums.at(0);
+  autodiff::JvpGraph jvp = autodiff::build_jvp(*gradient, {x_index}, t.inner->name, num_params);
+  auto h = std::make_shared<Graph>();
+  Graph& g = *h;
+  std::vector<Value*> inputs;
+  for (const Value* in : forward.inputs())
+    inputs.push_back(g.add_input(in->type(), in->debug_name()));
+  Value* x = inputs.at(x_index);
+  InsertPointGuard guard(g, g.block());
+  SourceRange range = use;
+  auto op = [&](OpId id, std::vector<Value*> ins, TypePtr type) {
+    return g.insert_op(id, ins, std::move(type), range);
+  };
+  auto k = [&](IValue v, TypePtr type) {
+    return g.insert_constant(std::move(v), std::move(type), range);
+  };
+  Value* n = op(OpId::numel, {x}, Type::int_());
+  Value* none_int = k(IValue(), Type::optional(Type::int_()));
+  Value* dt = op(OpId::dtype, {x}, Type::dtype());
+  Value* dt_opt = op(OpId::to_optional, {dt}, Type::optional(Type::dtype()));
+  Value* eye = op(OpId::eye,
+                  {n, none_int, dt_opt, k(IValue(), Type::optional(Type::device())),
+                   k(IValue(false), Type::bool_())},
+                  Type::tensor());
+  Node* list = g.insert(g.create(OpId::ListConstruct, {}, 1));
+  list->output()->set_type(Type::list(Type::tensor()));
+  Node* loop = g.insert(g.create(OpId::Loop, {n, k(IValue(true), Type::bool_())}, 0));
+  loop->set_range(range);
+  Block* body = loop->add_block();
+  Value* i = body->add_param(Type::int_());
+  {
+    InsertPointGuard inner(g, body);
+    Value* row = op(OpId::select, {eye, k(IValue(int64_t{0}), Type::int_()), i}, Type::tensor());
+    Value* direction =
+        op(OpId::reshape, {row, op(OpId::size, {x}, Type::list(Type::int_()))}, Type::tensor());
+    std::unordered_map<const Value*, Value*> map;
+    const Graph& j = *jvp.graph;
+    for (size_t p = 0; p < j.inputs().size(); ++p) {
+      // The jvp graph's inputs: f's parameters, the tangent, then hidden globals.
+      Value* v = p < num_params ? inputs[p] : p == num_params ? direction : inputs[p - 1];
+      map[j.inputs()[p]] = v;
+    }
+    std::vector<Value*> outs = g.clone_block_into(j.block(), body, map);
+    g.insert(g.create(OpId::append_list, {list->output(), outs.at(jvp.num_forward_outputs)}, 0));
+    body->add_return(k(IValue(true), Type::bool_()));
+  }
+  Value* columns =
+      op(OpId::stack, {list->output(), k(IValue(int64_t{0}), Type::int_())}, Type::tensor());
+  Value* matrix = op(OpId::t, {columns}, Type::tensor());
+  Value* size = op(OpId::size, {x}, Type::list(Type::int_()));
+  Value* both = op(OpId::add_list, {size, size}, Type::list(Type::int_()));
+  g.add_output(op(OpId::reshape, {matrix, both}, Type::tensor()));
+  autodiff::remove_dead_nodes(g);
+  return h;
 }
 
 void CompilationUnit::run_import(const ast::Stmt& stmt) {

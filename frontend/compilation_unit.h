@@ -39,6 +39,20 @@ struct FunctionDecl {
   std::vector<std::optional<IValue>> defaults;
   TypePtr declared_return;  // null when inferred
 
+  // A function made by a transform (`grad(f, argnums=1)`) rather than by `def`.
+  struct Transform {
+    std::string kind;  // grad, value_and_grad, grad_and_value
+    std::shared_ptr<FunctionDecl> inner;
+    std::vector<size_t> argnums;
+    bool argnums_tuple = false;  // argnums given as a tuple: the gradients are a tuple
+    // vjp: the declaration of the vjp_fn it returns (a closure over the forward's
+    // captured values).
+    std::shared_ptr<FunctionDecl> companion;
+  };
+  std::optional<Transform> transform;
+  // The static type of this function as a value (`g = grad(f)`); see FunctionSignature.
+  TypePtr value_type;
+
   // One compiled version per set of global types it was compiled against.
   struct Compiled {
     IntrusivePtr<Function> function;
@@ -48,6 +62,18 @@ struct FunctionDecl {
     uint64_t generation = 0;
   };
   std::vector<Compiled> compiled;
+};
+
+// A function as a value (`g = grad(f)`): calls through it are resolved statically,
+// through the target of its type (see FunctionSignature::target).
+class FunctionRef : public ObjectImpl {
+ public:
+  explicit FunctionRef(std::shared_ptr<FunctionDecl> decl) : decl_(std::move(decl)) {}
+  const std::shared_ptr<FunctionDecl>& decl() const { return decl_; }
+  std::string repr() const override { return "<function " + decl_->name + ">"; }
+
+ private:
+  std::shared_ptr<FunctionDecl> decl_;
 };
 
 // A name brought in by `import` / `from ... import`.
@@ -84,6 +110,27 @@ class CompilationUnit {
   // detects recursion.
   const FunctionDecl::Compiled& compile_function(FunctionDecl& decl, const SourceRange& use);
 
+  // The declaration behind a function name (shared, so transforms can hold it).
+  std::shared_ptr<FunctionDecl> function_ptr(const FunctionDecl* decl);
+  // `kind(inner, argnums)`: the same declaration for the same arguments, so that
+  // `grad(f)` written twice is one function with one compiled version.
+  std::shared_ptr<FunctionDecl> make_transform(const std::string& kind,
+                                               const std::shared_ptr<FunctionDecl>& inner,
+                                               std::vector<size_t> argnums, bool argnums_tuple,
+                                               const SourceRange& range);
+  // The IR of `decl` as text (`graph(f)`); for a transform, its gradient graph.
+  std::string graph_text(FunctionDecl& decl, const SourceRange& use);
+  // The gradient graph of `decl` for the Tensor parameters `wrt` (all when empty):
+  // the forward graph with the values it captures for the backward, then the
+  // backward graph (`--dump=grad`, `:grad f`).
+  std::string gradient_text(FunctionDecl& decl, std::vector<size_t> wrt, const SourceRange& use,
+                            bool dot = false);
+  // The function a name stands for: a def, or a variable holding a function value
+  // (`g = grad(f)`); null when neither.
+  FunctionDecl* resolve_function(const std::string& name);
+  // The type of `decl` as a value.
+  TypePtr function_value_type(FunctionDecl& decl);
+
   // ---- Used by the driver and the REPL
   std::map<std::string, GlobalVar>& globals() { return globals_; }
   const std::map<std::string, std::shared_ptr<FunctionDecl>>& functions() const {
@@ -98,11 +145,20 @@ class CompilationUnit {
  private:
   void define_function(const std::shared_ptr<ast::Module>& module, const ast::FunctionDef& def);
   void run_import(const ast::Stmt& stmt);
+  const FunctionDecl::Compiled& compile_transform(FunctionDecl& decl, const SourceRange& use);
+  std::shared_ptr<Graph> grad_graph(const Graph& forward, const FunctionDecl::Transform& t);
+  std::shared_ptr<Graph> vjp_graph(const Graph& forward, const FunctionDecl::Transform& t,
+                                   const SourceRange& use);
+  std::shared_ptr<Graph> jvp_graph(const Graph& forward, const FunctionDecl::Transform& t,
+                                   const SourceRange& use);
+  std::shared_ptr<Graph> hessian_graph(const Graph& forward, const FunctionDecl::Transform& t,
+                                       const SourceRange& use);
 
   std::map<std::string, GlobalVar> globals_;
   std::map<std::string, std::shared_ptr<FunctionDecl>> functions_;
   std::map<std::string, ImportedName> imports_;
-  std::vector<FunctionDecl*> compiling_;  // the stack, for recursion errors
+  std::vector<std::shared_ptr<FunctionDecl>> transforms_;  // made by make_transform
+  std::vector<FunctionDecl*> compiling_;                   // the stack, for recursion errors
   uint64_t generation_ = 1;  // bumped by every def: compiled versions of older ones are stale
   std::ostream* echo_;
 };

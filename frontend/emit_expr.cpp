@@ -124,6 +124,13 @@ Sugared Emitter::resolve_name(const ast::Name& n) {
       (mode_ == Mode::Function && locals_.count(id)) || maybe_undefined_.count(id)) {
     Sugared s;
     s.value = read_variable(id, n.range);
+    const TypePtr& t = s.value->type();
+    if (t->kind() == TypeKind::Function && t->signature() && t->signature()->target) {
+      // A function value: calls are resolved statically through its type.
+      s.kind = Sugared::Kind::UserFunction;
+      s.function = static_cast<FunctionDecl*>(const_cast<void*>(t->signature()->target));
+      s.name = s.function->name;
+    }
     return s;
   }
   if (FunctionDecl* fn = unit_.find_function(id)) {
@@ -264,17 +271,188 @@ Sugared Emitter::emit_sugared(const ast::Expr& e) {
     // Methods are resolved by the call; here a bare attribute of a value.
     return sugared_attribute(base, a);
   }
+  if (e.kind == ast::ExprKind::Call) {
+    // grad(f)(x): the transform is a function known at compile time.
+    const auto& c = ast::as<ast::Call>(e);
+    // Only names and module attributes (functorch.grad) can be transforms; method
+    // calls (x.t().sum()) must not be evaluated twice.
+    const ast::Expr* root = c.func.get();
+    while (root->kind == ast::ExprKind::Attribute)
+      root = ast::as<ast::Attribute>(*root).value.get();
+    bool module_path = root->kind == ast::ExprKind::Name &&
+                       (root == c.func.get() || unit_.find_import(ast::as<ast::Name>(*root).id));
+    if (module_path && !lookup_local(ast::as<ast::Name>(*root).id)) {
+      Sugared callee = emit_sugared(*c.func);
+      if (callee.kind == Sugared::Kind::Builtin && is_transform(callee.name) &&
+          callee.name != "graph" && callee.name != "jvp" && callee.name != "vjp")
+        return emit_transform(callee.name, c);
+    }
+  }
   Sugared s;
   s.value = emit_expr(e);
   return s;
+}
+
+// grad(f), grad(f, argnums), value_and_grad(f, argnums=(0, 1)), ...: a new function.
+Sugared Emitter::emit_transform(const std::string& kind, const ast::Call& c) {
+  if (kind == "jvp" || kind == "vjp") {
+    compile_error(c.func->range,
+                  kind + "(f, ...) is called with the primals; it is not a function");
+  }
+  if (c.args.empty()) compile_error(c.range, kind + "() needs a function to transform");
+  Sugared fn = emit_sugared(*c.args[0]);
+  if (fn.kind != Sugared::Kind::UserFunction) {
+    compile_error(c.args[0]->range, kind + "() transforms a function (a def or a transform), not " +
+                                        (fn.value ? "a value of type " + fn.value->type()->str()
+                                                  : "'" + fn.name + "'"));
+  }
+  const ast::Expr* argnums_expr = c.args.size() > 1 ? c.args[1].get() : nullptr;
+  if (c.args.size() > 2)
+    compile_error(c.args[2]->range, kind + "() takes at most 2 positional arguments");
+  for (const ast::Keyword& k : c.keywords) {
+    if (k.name != "argnums") {
+      compile_error(k.range, kind + "() got an unexpected keyword argument '" + k.name + "'");
+    }
+    argnums_expr = k.value.get();
+  }
+  std::vector<size_t> argnums{0};
+  bool tuple = false;
+  if (argnums_expr) {
+    auto int_of = [&](const ast::Expr& e) -> size_t {
+      if (e.kind != ast::ExprKind::Int || ast::as<ast::IntLit>(e).value < 0) {
+        compile_error(e.range, "argnums must be a nonnegative int literal or a tuple of them");
+      }
+      return static_cast<size_t>(ast::as<ast::IntLit>(e).value);
+    };
+    argnums.clear();
+    if (argnums_expr->kind == ast::ExprKind::Tuple) {
+      tuple = true;
+      for (const auto& e : ast::as<ast::TupleExpr>(*argnums_expr).elts)
+        argnums.push_back(int_of(*e));
+      if (argnums.empty()) compile_error(argnums_expr->range, "argnums must not be empty");
+    } else {
+      argnums.push_back(int_of(*argnums_expr));
+    }
+  }
+  std::shared_ptr<FunctionDecl> inner = unit_.function_ptr(fn.function);
+  TSL_INTERNAL_ASSERT(inner != nullptr, "transform of an unknown function");
+  Sugared s;
+  s.kind = Sugared::Kind::UserFunction;
+  s.function = unit_.make_transform(kind, inner, std::move(argnums), tuple, c.range).get();
+  s.name = s.function->name;
+  return s;
+}
+
+// jvp(f, primals, tangents) (functorch's signature): f's result and its tangent,
+// by forward mode.
+Value* Emitter::emit_jvp_call(const ast::Call& c) {
+  if (c.args.size() != 3 || !c.keywords.empty()) {
+    compile_error(c.range, "jvp() takes a function, a tuple of primals and a tuple of tangents");
+  }
+  Sugared fn = emit_sugared(*c.args[0]);
+  if (fn.kind != Sugared::Kind::UserFunction) {
+    compile_error(c.args[0]->range, "jvp() differentiates a function (a def or a transform)");
+  }
+  auto elements = [&](const ast::Expr& e, const char* what) {
+    Value* v = emit_expr(e);
+    if (v->type()->kind() != TypeKind::Tuple) {
+      compile_error(e.range, std::string("jvp(): the ") + what + " must be a tuple, as in (x,)");
+    }
+    const auto& types = v->type()->contained();
+    Node* unpack = graph_.insert(graph_.create(OpId::TupleUnpack, {v}, types.size()));
+    unpack->set_range(e.range);
+    std::vector<CallArg> out;
+    for (size_t i = 0; i < types.size(); ++i) {
+      out.push_back({e.range, "", unpack->output(i)->set_type(types[i])});
+    }
+    return out;
+  };
+  std::vector<CallArg> args = elements(*c.args[1], "primals");
+  std::vector<CallArg> tangents = elements(*c.args[2], "tangents");
+  std::shared_ptr<FunctionDecl> inner = unit_.function_ptr(fn.function);
+  TSL_INTERNAL_ASSERT(inner != nullptr, "jvp of an unknown function");
+  if (args.size() != inner->param_names.size() || tangents.size() != args.size()) {
+    compile_error(c.range, "jvp(): '" + inner->name + "' takes " +
+                               std::to_string(inner->param_names.size()) +
+                               " argument(s); give as many primals and as many tangents");
+  }
+  std::vector<size_t> all;
+  for (size_t i = 0; i < args.size(); ++i) all.push_back(i);
+  auto decl = unit_.make_transform("jvp", inner, all, true, c.range);
+  args.insert(args.end(), tangents.begin(), tangents.end());
+  return emit_user_call(*decl, args, c.range);
+}
+
+// vjp(f, *primals) (functorch's signature): (f(*primals), vjp_fn).
+Value* Emitter::emit_vjp_call(const ast::Call& c) {
+  if (c.args.size() < 2 || !c.keywords.empty()) {
+    compile_error(c.range, "vjp() takes a function and its primals: vjp(f, x)");
+  }
+  Sugared fn = emit_sugared(*c.args[0]);
+  if (fn.kind != Sugared::Kind::UserFunction) {
+    compile_error(c.args[0]->range, "vjp() differentiates a function (a def or a transform)");
+  }
+  std::shared_ptr<FunctionDecl> inner = unit_.function_ptr(fn.function);
+  TSL_INTERNAL_ASSERT(inner != nullptr, "vjp of an unknown function");
+  std::vector<CallArg> args;
+  for (size_t i = 1; i < c.args.size(); ++i)
+    args.push_back({c.args[i]->range, "", emit_expr(*c.args[i])});
+  if (args.size() != inner->param_names.size()) {
+    compile_error(c.range, "vjp(): '" + inner->name + "' takes " +
+                               std::to_string(inner->param_names.size()) +
+                               " argument(s); give one primal for each");
+  }
+  std::vector<size_t> all;
+  for (size_t i = 0; i < args.size(); ++i) all.push_back(i);
+  auto decl = unit_.make_transform("vjp", inner, all, true, c.range);
+  return emit_user_call(*decl, args, c.range);
+}
+
+// A call of a closure value (vjp_fn): its Function, on the arguments then the
+// values it captured.
+Value* Emitter::emit_closure_call(const Sugared& callee, const std::vector<CallArg>& args,
+                                  const SourceRange& range) {
+  const FunctionDecl& decl = *callee.function;
+  if (!callee.value)
+    compile_error(range, "'" + decl.name + "' can only be called through its value");
+  if (args.size() != decl.param_types.size()) {
+    compile_error(range, decl.name + "() takes " + std::to_string(decl.param_types.size()) +
+                             " argument(s), got " + std::to_string(args.size()));
+  }
+  std::vector<Value*> inputs = {callee.value};
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].name.empty())
+      compile_error(args[i].range, decl.name + "() takes no keyword arguments");
+    inputs.push_back(convert_to(args[i].value, decl.param_types[i], args[i].range, "argument"));
+  }
+  Node* call = graph_.insert(graph_.create(OpId::CallClosure, inputs, 1));
+  call->set_range(range);
+  return call->output()->set_type(decl.declared_return);
+}
+
+// graph(f): the IR of f as text; for a transform, its gradient graph.
+Value* Emitter::emit_graph_of(const ast::Call& c) {
+  if (c.args.size() != 1 || !c.keywords.empty())
+    compile_error(c.range, "graph() takes one function");
+  Sugared fn = emit_sugared(*c.args[0]);
+  if (fn.kind != Sugared::Kind::UserFunction) {
+    compile_error(c.args[0]->range, "graph() shows a function (a def or a transform)");
+  }
+  std::string text = unit_.graph_text(*fn.function, c.range);
+  return constant(IValue(text), Type::str_(), c.range);
 }
 
 Value* Emitter::as_value(const Sugared& s, const SourceRange& range) {
   switch (s.kind) {
     case Sugared::Kind::Value:
       return s.value;
-    case Sugared::Kind::UserFunction:
-      compile_error(range, "functions are not values yet: call '" + s.name + "' instead");
+    case Sugared::Kind::UserFunction: {
+      if (s.value) return s.value;
+      std::shared_ptr<FunctionDecl> decl = unit_.function_ptr(s.function);
+      TSL_INTERNAL_ASSERT(decl != nullptr, "function value without a declaration");
+      return constant(IValue(IntrusivePtr<ObjectImpl>(new FunctionRef(decl))),
+                      unit_.function_value_type(*decl), range);
+    }
     case Sugared::Kind::Module:
       compile_error(range, "module '" + s.name + "' is not a value");
     case Sugared::Kind::Builtin:
@@ -779,8 +957,17 @@ Value* Emitter::emit_call(const ast::Call& c) {
     return emit_builtin_call(callee, emit_call_args(c), c);
   }
   Sugared callee = emit_sugared(*c.func);
+  if (callee.kind == Sugared::Kind::Builtin && is_transform(callee.name)) {
+    if (callee.name == "graph") return emit_graph_of(c);
+    if (callee.name == "jvp") return emit_jvp_call(c);
+    if (callee.name == "vjp") return emit_vjp_call(c);
+    return as_value(emit_transform(callee.name, c), c.range);
+  }
   switch (callee.kind) {
     case Sugared::Kind::UserFunction:
+      if (callee.function->transform && callee.function->transform->kind == "vjp_fn") {
+        return emit_closure_call(callee, emit_call_args(c), c.range);
+      }
       return emit_user_call(*callee.function, emit_call_args(c), c.range);
     case Sugared::Kind::Builtin:
       return emit_builtin_call(callee, emit_call_args(c), c);

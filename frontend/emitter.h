@@ -130,6 +130,12 @@ class Emitter {
   Value* emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& args,
                         const SourceRange& range);
   Value* emit_builtin_call(const Sugared& callee, std::vector<CallArg> args, const ast::Call& c);
+  Sugared emit_transform(const std::string& kind, const ast::Call& c);
+  Value* emit_graph_of(const ast::Call& c);
+  Value* emit_jvp_call(const ast::Call& c);
+  Value* emit_vjp_call(const ast::Call& c);
+  Value* emit_closure_call(const Sugared& callee, const std::vector<CallArg>& args,
+                           const SourceRange& range);
   Value* emit_method_call(Value* self, const std::string& name, std::vector<CallArg> args,
                           const ast::Call& c);
   Value* emit_ops(const std::vector<OpId>& candidates, const std::vector<CallArg>& args,

@@ -38,6 +38,10 @@ enum class TypeKind {
 struct FunctionSignature {
   std::vector<TypePtr> params;
   TypePtr result;
+  // What a call of a value of this type runs (the frontend's FunctionDecl): function
+  // values are resolved statically, so each function value has a type of its own.
+  const void* target = nullptr;
+  std::string name;  // "grad(f)", for printing the value
 };
 
 class Type {

@@ -81,11 +81,17 @@ class Verifier {
         if (n->outputs().size() != carried) fail(n, "Loop outputs != carried");
         return;
       }
+      case OpId::GradOf:
+        if (n->blocks().size() != 1 || !n->block(0)->params().empty())
+          fail(n, "GradOf needs 1 block without parameters");
+        if (n->block(0)->returns().size() != n->outputs().size())
+          fail(n, "GradOf block returns != outputs");
+        return;
       default:
         break;
     }
     if (n->info().has(opflags::PRIM)) return;
-    if (!n->blocks().empty()) fail(n, "only If and Loop have blocks");
+    if (!n->blocks().empty()) fail(n, "only If, Loop and GradOf have blocks");
     const FunctionSchema& s = schema_of(n->op());
     size_t expected = s.arguments.size();
     bool variadic = s.variadic_index() >= 0;

@@ -33,4 +33,21 @@ class Function : public ObjectImpl {
   std::once_flag compiled_;
 };
 
+// A function value with captured values (`vjp`'s vjp_fn): calling it runs `function`
+// on the call's arguments followed by the captures.
+class Closure : public ObjectImpl {
+ public:
+  Closure(IntrusivePtr<Function> function, std::vector<IValue> captures)
+      : function_(std::move(function)), captures_(std::move(captures)) {}
+  std::vector<IValue> call(std::vector<IValue> args) {
+    args.insert(args.end(), captures_.begin(), captures_.end());
+    return function_->run(std::move(args));
+  }
+  std::string repr() const override { return "<function " + function_->name() + ">"; }
+
+ private:
+  IntrusivePtr<Function> function_;
+  std::vector<IValue> captures_;
+};
+
 }  // namespace tsl

@@ -54,6 +54,25 @@ void identity(KernelArgs& a) { a.out(0) = a.in(0); }
 void tensor_dtype(KernelArgs& a) { a.out(0) = IValue(a.in(0).tensor_impl()->dtype()); }
 void tensor_device(KernelArgs& a) { a.out(0) = IValue(a.in(0).tensor_impl()->device()); }
 
+// MakeClosure's Function travels as a constant last input (see compile_node).
+void make_closure(KernelArgs& a) {
+  uint32_t n = a.num_inputs() - 1;
+  std::vector<IValue> captures;
+  captures.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) captures.push_back(a.in(i));
+  auto* fn = static_cast<Function*>(&a.in(n).to_object());
+  a.out(0) = IValue(
+      IntrusivePtr<ObjectImpl>(new Closure(IntrusivePtr<Function>(fn), std::move(captures))));
+}
+
+void call_closure(KernelArgs& a) {
+  auto& closure = static_cast<Closure&>(a.in(0).to_object());
+  std::vector<IValue> args;
+  for (uint32_t i = 1; i < a.num_inputs(); ++i) args.push_back(a.in(i));
+  std::vector<IValue> results = closure.call(std::move(args));
+  for (uint32_t i = 0; i < a.num_outputs(); ++i) a.out(i) = std::move(results.at(i));
+}
+
 KernelFn prim_kernel(OpId op) {
   switch (op) {
     case OpId::ListConstruct:
@@ -76,6 +95,10 @@ KernelFn prim_kernel(OpId op) {
       return &tensor_dtype;
     case OpId::device:
       return &tensor_device;
+    case OpId::MakeClosure:
+      return &make_closure;
+    case OpId::CallClosure:
+      return &call_closure;
     default:
       return nullptr;
   }
@@ -247,6 +270,8 @@ class CodeBuilder {
         return compile_if(n);
       case OpId::Loop:
         return compile_loop(n);
+      case OpId::GradOf:
+        return compile_grad_of(n);
       default:
         break;
     }
@@ -264,6 +289,12 @@ class CodeBuilder {
       inst.kind = Instruction::Kind::Op;
       inst.fn = prim_kernel(n->op());
       if (n->info().has(opflags::NUMS)) prewrap_number_constants(n, ins);
+      if (n->op() == OpId::MakeClosure) {
+        uint32_t r = fresh_register();
+        constant_regs_.insert(r);
+        code_.constants_.emplace_back(r, n->attr("fn"));
+        ins.push_back(r);
+      }
       if (n->op() == OpId::TupleIndex) {
         // The index attribute travels as a constant register.
         uint32_t r = fresh_register();
@@ -331,6 +362,38 @@ class CodeBuilder {
     code_.instructions_[jf_index].target = static_cast<int32_t>(code_.instructions_.size());
     compile_block(n->block(1));
     move_block_returns(n->block(1), n->outputs(), n);
+    code_.instructions_[jmp_index].target = static_cast<int32_t>(code_.instructions_.size());
+  }
+
+  // GradOf runs its block when some incoming gradient is defined; otherwise its
+  // outputs are undefined tensors (zero gradients). See ir/autodiff/differentiate.h.
+  void compile_grad_of(const Node* n) {
+    std::vector<uint32_t> ins;
+    for (const Value* v : n->inputs()) ins.push_back(reg(v));
+    uint32_t cond = fresh_register();
+    Instruction test;
+    test.kind = Instruction::Kind::Op;
+    test.node = n;
+    test.fn = lookup_kernel(DeviceType::CPU, OpId::AnyDefined).fn;
+    emit(test, ins, {cond});
+    Instruction jf;
+    jf.kind = Instruction::Kind::JumpIfFalse;
+    jf.node = n;
+    size_t jf_index = emit(jf, {cond}, {});
+    compile_block(n->block(0));
+    move_block_returns(n->block(0), n->outputs(), n);
+    Instruction jmp;
+    jmp.kind = Instruction::Kind::Jump;
+    jmp.node = n;
+    size_t jmp_index = emit(jmp, {}, {});
+    code_.instructions_[jf_index].target = static_cast<int32_t>(code_.instructions_.size());
+    for (const Value* o : n->outputs()) {
+      Instruction undef;
+      undef.kind = Instruction::Kind::Op;
+      undef.node = n;
+      undef.fn = &undefined_tensor;
+      emit(undef, {}, {reg(o)});
+    }
     code_.instructions_[jmp_index].target = static_cast<int32_t>(code_.instructions_.size());
   }
 

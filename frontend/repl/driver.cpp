@@ -14,6 +14,8 @@
 #include "frontend/compilation_unit.h"
 #include "frontend/parser.h"
 #include "frontend/repl/repl.h"
+#include "ir/ir_parser.h"
+#include "ir/passes/pass_registry.h"
 #include "runtime/interpreter.h"
 #include "runtime/tensor/parallel.h"
 
@@ -30,6 +32,12 @@ const char* kUsage =
     "  -c CODE          run CODE as a script\n"
     "  --dump=ast FILE  print the syntax tree and exit\n"
     "  --dump=ir FILE   run FILE quietly, then print the IR of each function\n"
+    "  --dump=grad FILE run FILE quietly, then print the gradient graph of each function\n"
+    "                   (forward with its captured values, then backward)\n"
+    "  --format=dot     with --dump=grad: Graphviz DOT instead of IR text\n"
+    "  --ir FILE.ir [--passes=P1,P2]\n"
+    "                   read IR text (what --dump=ir prints), run the named passes\n"
+    "                   (the verifier after each), print the result; passes: dce\n"
     "  --threads N      use N threads for large kernels (default: all cores)\n"
     "  --device cpu     the default device (cuda needs a GPU build)\n"
     "  --version        print the version and exit\n"
@@ -40,7 +48,11 @@ const char* kUsage =
 struct Options {
   std::string code;  // -c
   bool has_code = false;
-  std::string dump;  // ast, ir
+  std::string dump;                 // ast, ir, grad
+  std::string format = "text";      // text, dot (for --dump=grad)
+  std::string ir_file;              // --ir FILE.ir
+  std::vector<std::string> passes;  // --passes=a,b
+  bool has_passes = false;
   std::string file;
   std::vector<std::string> script_args;
 };
@@ -137,7 +149,68 @@ int dump_ir(CompilationUnit& unit, SourcePtr source) {
   });
 }
 
+// The gradient graph of every function for its Tensor parameters (functions
+// without one, or whose result is not a Tensor, are listed as such).
+int dump_grad(CompilationUnit& unit, SourcePtr source, bool dot) {
+  std::ostringstream discard;
+  std::streambuf* saved = std::cout.rdbuf(discard.rdbuf());
+  int status = run_guarded([&] { unit.run_source(source, false); });
+  std::cout.rdbuf(saved);
+  if (status != kExitOk) return status;
+  return run_guarded([&] {
+    for (const auto& [name, decl] : unit.functions()) {
+      const FunctionDecl::Compiled& c = unit.compile_function(*decl, decl->def->name_range);
+      bool has_tensor_param = false;
+      for (const TypePtr& t : decl->param_types) has_tensor_param |= t->is_tensor();
+      if (!c.return_type->is_tensor() || !has_tensor_param) {
+        std::cout << "# " << name << ": no gradient graph (it needs a Tensor parameter and a "
+                  << "Tensor result)\n\n";
+        continue;
+      }
+      std::cout << unit.gradient_text(*decl, {}, decl->def->name_range, dot) << "\n";
+    }
+  });
+}
+
+// `tsl --ir FILE.ir --passes=a,b`: parses every graph of the file, runs the passes on
+// each (verifying after each pass) and prints them as --dump=ir does.
+int run_ir_file(const Options& o) {
+  std::string text;
+  if (!read_file(o.ir_file, text)) {
+    std::cerr << "tsl: error: cannot open file '" << o.ir_file << "': No such file or directory\n";
+    return kExitCompileError;
+  }
+  try {
+    check_pass_names(o.passes);
+  } catch (const Error& e) {
+    std::cerr << "tsl: error: " << e.what() << "\n";
+    return kExitCompileError;
+  }
+  return run_guarded([&] {
+    std::vector<std::unique_ptr<Graph>> graphs = parse_graphs(text, o.ir_file);
+    if (graphs.empty()) {
+      compile_error({std::make_shared<Source>(o.ir_file, text), 1, 0, 1, 1},
+                    "no graph in the file (expected 'graph NAME(...):')");
+    }
+    for (auto& g : graphs) {
+      run_passes(*g, o.passes, /*verify_after_each=*/true);
+      std::cout << print_graph(*g, {.with_lines = true}) << "\n";
+    }
+  });
+}
+
+// Splits "a,b,c" (--passes=) into names; empty names are dropped.
+std::vector<std::string> split_pass_list(const std::string& list) {
+  std::vector<std::string> names;
+  std::stringstream ss(list);
+  for (std::string name; std::getline(ss, name, ',');) {
+    if (!name.empty()) names.push_back(name);
+  }
+  return names;
+}
+
 int run(const Options& o) {
+  if (!o.ir_file.empty()) return run_ir_file(o);
   std::string text;
   std::string name;
   if (o.has_code) {
@@ -167,6 +240,7 @@ int run(const Options& o) {
     return run_guarded([&] { std::cout << dump_ast(parse_module(source)); });
   }
   if (o.dump == "ir") return dump_ir(unit, source);
+  if (o.dump == "grad") return dump_grad(unit, source, o.format == "dot");
   install_sigint_handler();
   return run_guarded([&] { unit.run_source(source, false); });
 }
@@ -196,13 +270,28 @@ int run_command_line(const std::vector<std::string>& args) {
       }
       o.code = args[++i];
       o.has_code = true;
-    } else if (a.starts_with("--dump=")) {
-      o.dump = a.substr(7);
-      if (o.dump != "ast" && o.dump != "ir") {
-        std::cerr
-            << "tsl: error: --dump takes ast or ir (the other views come with later features)\n";
+    } else if (a.starts_with("--format=")) {
+      o.format = a.substr(9);
+      if (o.format != "text" && o.format != "dot") {
+        std::cerr << "tsl: error: --format takes text or dot\n";
         return kExitCompileError;
       }
+    } else if (a.starts_with("--dump=")) {
+      o.dump = a.substr(7);
+      if (o.dump != "ast" && o.dump != "ir" && o.dump != "grad") {
+        std::cerr << "tsl: error: --dump takes ast, ir or grad (the other views come with later "
+                     "features)\n";
+        return kExitCompileError;
+      }
+    } else if (a == "--ir") {
+      if (i + 1 >= args.size()) {
+        std::cerr << "tsl: error: --ir needs a FILE.ir\n";
+        return kExitCompileError;
+      }
+      o.ir_file = args[++i];
+    } else if (a.starts_with("--passes=")) {
+      o.passes = split_pass_list(a.substr(9));
+      o.has_passes = true;
     } else if (a == "--threads" && i + 1 < args.size()) {
       int n = std::atoi(args[++i].c_str());
       if (n < 1) {
@@ -226,6 +315,14 @@ int run_command_line(const std::vector<std::string>& args) {
   }
   if (!o.dump.empty() && o.file.empty() && !o.has_code) {
     std::cerr << "tsl: error: --dump needs a FILE\n";
+    return kExitCompileError;
+  }
+  if (o.has_passes && o.ir_file.empty()) {
+    std::cerr << "tsl: error: --passes needs --ir FILE.ir\n";
+    return kExitCompileError;
+  }
+  if (!o.ir_file.empty() && (!o.file.empty() || o.has_code || !o.dump.empty())) {
+    std::cerr << "tsl: error: --ir takes no program (FILE.tsl, -c or --dump)\n";
     return kExitCompileError;
   }
   return run_with_big_stack([&] { return run(o); });

@@ -2,12 +2,15 @@
 // session's CompilationUnit, prints values and errors, handles meta-commands.
 #include "frontend/repl/repl.h"
 
+#include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "frontend/compilation_unit.h"
 #include "frontend/emitter.h"
 #include "frontend/parser.h"
+#include "ir/dot.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernels/output.h"
 
@@ -28,6 +31,10 @@ const char* kHelp =
     "  :vars            the variables and functions of this session, with their types\n"
     "  :type EXPR       the static type of an expression (without running it)\n"
     "  :graph NAME      the IR of function NAME (also :ir NAME)\n"
+    "  :grad NAME       the gradient graph of NAME for its Tensor parameters: the\n"
+    "                   forward with its captured values, then the backward\n"
+    "  :dot NAME        Graphviz DOT of NAME's graph; :dot grad NAME of its gradient\n"
+    "                   graph (also written to NAME.svg when Graphviz's dot is installed)\n"
     "  :load FILE       run a script in this session\n"
     "  :reset           forget every variable, function and import\n"
     "  :quit            leave (also Ctrl-D)\n";
@@ -47,6 +54,20 @@ void run_input(CompilationUnit& unit, const std::string& text, const std::string
     err << "error: out of memory\n" << std::flush;
   }
   g_interrupt_requested = false;
+}
+
+// With Graphviz installed, renders DOT text to NAME.svg in the working directory.
+void write_svg(const std::string& dot_text, const std::string& name, std::ostream& out) {
+  if (std::system("command -v dot >/dev/null 2>&1") != 0) return;
+  std::string base;
+  for (char c : name) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  std::string dot_file = base + ".dot";
+  {
+    std::ofstream f(dot_file);
+    f << dot_text;
+  }
+  std::string cmd = "dot -Tsvg '" + dot_file + "' -o '" + base + ".svg' 2>/dev/null";
+  if (std::system(cmd.c_str()) == 0) out << "(drawn to " << base << ".svg)\n";
 }
 
 void show_vars(CompilationUnit& unit, std::ostream& out) {
@@ -77,16 +98,32 @@ void show_type(CompilationUnit& unit, const std::string& expr, std::ostream& out
   }
 }
 
-void show_graph(CompilationUnit& unit, const std::string& name, std::ostream& out,
-                std::ostream& err) {
-  FunctionDecl* decl = unit.find_function(name);
-  if (!decl) {
-    err << "error: no function named '" << name << "'\n";
-    return;
-  }
+FunctionDecl* find_function_or_report(CompilationUnit& unit, const std::string& name,
+                                      std::ostream& err) {
+  FunctionDecl* decl = unit.resolve_function(name);
+  if (!decl) err << "error: no function named '" << name << "'\n";
+  return decl;
+}
+
+// :graph f, :grad f, :dot f, :dot grad f.
+void show_graph(CompilationUnit& unit, const std::string& what, const std::string& name,
+                std::ostream& out, std::ostream& err) {
+  FunctionDecl* decl = find_function_or_report(unit, name, err);
+  if (!decl) return;
   try {
-    const FunctionDecl::Compiled& c = unit.compile_function(*decl, {});
-    out << print_graph(c.function->graph(), {.with_lines = true});
+    if (what == "graph") {
+      out << unit.graph_text(*decl, {});
+      return;
+    }
+    bool dot = what == "dot" || what == "dot grad";
+    std::string text;
+    if (what == "dot") {
+      text = graph_to_dot(unit.compile_function(*decl, {}).function->graph());
+    } else {
+      text = unit.gradient_text(*decl, {}, {}, dot);
+    }
+    out << text;
+    if (dot) write_svg(text, name, out);
   } catch (const SourceError& e) {
     err << e.render();
   }
@@ -109,7 +146,15 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
   } else if (cmd == ":type") {
     show_type(unit, rest, out, err);
   } else if (cmd == ":graph" || cmd == ":ir") {
-    show_graph(unit, rest, out, err);
+    show_graph(unit, "graph", rest, out, err);
+  } else if (cmd == ":grad") {
+    show_graph(unit, "grad", rest, out, err);
+  } else if (cmd == ":dot") {
+    if (rest.rfind("grad ", 0) == 0) {
+      show_graph(unit, "dot grad", trim(rest.substr(5)), out, err);
+    } else {
+      show_graph(unit, "dot", rest, out, err);
+    }
   } else if (cmd == ":reset") {
     unit.reset();
     out << "session reset\n";
@@ -128,8 +173,8 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
         err << "error: " << e.what() << "\n";
       }
     }
-  } else if (cmd == ":opt" || cmd == ":passes" || cmd == ":grad" || cmd == ":dot" ||
-             cmd == ":time" || cmd == ":profile" || cmd == ":code" || cmd == ":memplan") {
+  } else if (cmd == ":opt" || cmd == ":passes" || cmd == ":time" || cmd == ":profile" ||
+             cmd == ":code" || cmd == ":memplan") {
     err << cmd << " is not available in this build of TSL yet\n";
   } else {
     err << "unknown command " << cmd << " (try :help)\n";
@@ -148,8 +193,7 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
     ~RestoreOutput() { set_program_output(saved); }
   } restore{set_program_output(&out)};
   if (options.prompts) {
-    out << "TSL " << TSL_VERSION
-        << " (Tensor Script Language). :help for help, Ctrl-D to quit.\n";
+    out << "TSL " << TSL_VERSION << " (Tensor Script Language). :help for help, Ctrl-D to quit.\n";
   }
   std::string buffer;
   for (;;) {

@@ -89,7 +89,13 @@ struct ArgConv;
 
 template <>
 struct ArgConv<Tensor> {
-  static Tensor get(const IValue& v) { return v.is_tensor() ? v.to_tensor() : wrap_number(v); }
+  static Tensor get(const IValue& v) {
+    if (!v.is_tensor()) return wrap_number(v);
+    // Undefined tensors (zero gradients) are handled by the autodiff ops; one
+    // reaching another kernel is a bug, reported rather than dereferenced.
+    TSL_INTERNAL_ASSERT(v.tensor_impl() != nullptr, "an undefined tensor reached a kernel");
+    return v.to_tensor();
+  }
 };
 template <>
 struct ArgConv<std::optional<Tensor>> {

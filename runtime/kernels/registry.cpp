@@ -13,9 +13,11 @@ void register_cpu_linalg_kernels();
 void register_cpu_nn_kernels();
 void register_cpu_shape_kernels();
 void register_cpu_factory_kernels();
+void register_cpu_scatter_kernels();
 void register_scalar_kernels();
 void register_io_kernels();
 void register_type_kernels();
+void register_autograd_kernels();
 
 namespace {
 
@@ -53,9 +55,11 @@ void ensure_kernels_registered() {
     register_cpu_nn_kernels();
     register_cpu_shape_kernels();
     register_cpu_factory_kernels();
+    register_cpu_scatter_kernels();
     register_scalar_kernels();
     register_io_kernels();
     register_type_kernels();
+    register_autograd_kernels();
   });
 }
 
@@ -87,7 +91,8 @@ std::vector<IValue> call_op(OpId op, std::vector<IValue> inputs, uint32_t num_ou
   // Typed kernels read exactly their C++ parameters: fewer inputs would read past
   // the register file (the interpreter's schema matching always passes them all).
   TSL_INTERNAL_ASSERT(kernel.arity < 0 || static_cast<uint32_t>(kernel.arity) == n_in, "call_op(",
-                      op_info(op).name, "): the kernel takes ", kernel.arity, " arguments, got ", n_in);
+                      op_info(op).name, "): the kernel takes ", kernel.arity, " arguments, got ",
+                      n_in);
   std::vector<IValue> regs = std::move(inputs);
   regs.resize(n_in + num_outputs);
   std::vector<uint32_t> in_idx(n_in), out_idx(num_outputs);

@@ -64,6 +64,31 @@ TEST(Repl, MetaCommands) {
   EXPECT_NE(s.err.find("unknown command :frob"), std::string::npos) << s.err;
 }
 
+TEST(Repl, GradShowsTheForwardAndBackwardGraphs) {
+  Session s =
+      run("import torch\nfrom functorch import grad\ndef f(x):\n    h = torch.tanh(x)\n"
+          "    return (h * h).sum()\n\ng = grad(f)\n:grad f\n:graph g\n:grad nothing\n");
+  // The forward with its captures, then the backward with one GradOf per op,
+  // labelled with the op and its line, gradients named after the variables.
+  EXPECT_NE(s.out.find("graph f.forward(%x : Tensor):"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("value(s) captured for the backward"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("graph f.backward("), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("GradOf[op='tanh', line=2]"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("%dh : Tensor"), std::string::npos) << s.out;
+  // :graph of a transform value shows its gradient graph too.
+  EXPECT_NE(s.out.find("graph f.forward"), s.out.rfind("graph f.forward")) << s.out;
+  EXPECT_NE(s.err.find("no function named 'nothing'"), std::string::npos) << s.err;
+}
+
+TEST(Repl, DotDrawsGraphsAndGradientGraphs) {
+  Session s = run("def f(x):\n    y = x * x\n    return y.sum()\n\n:dot f\n:dot grad f\n");
+  EXPECT_EQ(s.err, "");
+  EXPECT_NE(s.out.find("digraph \"f\""), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("subgraph cluster_bwd"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("label=\"grad of mul (line 2)\""), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("label=\"captured\""), std::string::npos) << s.out;
+}
+
 TEST(Repl, ResetForgetsEverything) {
   Session s = run("x = 1\n:reset\nx\n");
   EXPECT_NE(s.err.find("name 'x' is not defined"), std::string::npos) << s.err;

@@ -1,0 +1,50 @@
+// The derivative rule table (see Note [Derivative rules]) and helpers the rule
+// files share.
+#include "ir/autodiff/derivatives.h"
+
+namespace tsl::autodiff {
+
+const IValue* RuleContext::constant_input(size_t i) const {
+  const Node* def = node_->input(i)->node();
+  return def->op() == OpId::Constant ? &def->attr("value") : nullptr;
+}
+
+Sym RuleContext::reduce_to(Sym g, size_t i) const {
+  if (!g || !is_tensor_input(i)) return Sym();
+  Sym x = input(i);
+  Sym r = sum_to(g, x);
+  // Promotion (float32 x with a float64 y) makes the output's dtype differ from an
+  // input's; the gradient takes the input's dtype back. With one tensor input the
+  // other is a Python number, which never widens a floating tensor.
+  size_t tensors = 0;
+  for (size_t k = 0; k < num_inputs(); ++k) tensors += is_tensor_input(k) ? 1 : 0;
+  if (tensors > 1) r = to_dtype(r, dtype_of(x));
+  return r;
+}
+
+Sym add_tangents(Sym a, Sym b) {
+  if (!a) return b;
+  if (!b) return a;
+  return a + b;
+}
+
+Sym apply_with_input(const RuleContext& c, size_t i, Sym replacement) {
+  std::vector<Arg> args;
+  for (size_t k = 0; k < c.num_inputs(); ++k) args.emplace_back(k == i ? replacement : c.input(k));
+  return call_multi(c.node()->op(), std::move(args), c.node()->outputs().size()).at(0);
+}
+
+const DerivativeRule* derivative_rule(OpId op) {
+  static const DerivativeTable* table = [] {
+    auto* t = new DerivativeTable();
+    register_elementwise_derivatives(*t);
+    register_reduction_derivatives(*t);
+    register_shape_derivatives(*t);
+    register_linalg_nn_derivatives(*t);
+    return t;
+  }();
+  const DerivativeRule& r = (*table)[static_cast<size_t>(op)];
+  return r.vjp ? &r : nullptr;
+}
+
+}  // namespace tsl::autodiff

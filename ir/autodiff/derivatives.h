@@ -1,0 +1,83 @@
+// The gradient formula of every differentiable op (the DIFF rows of runtime/ops.def):
+// one reverse-mode rule (vector-Jacobian product) and one forward-mode rule
+// (Jacobian-vector product) per op, both built from ordinary ops with `Sym`.
+// See Note [Derivative rules].
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "ir/autodiff/sym.h"
+
+namespace tsl::autodiff {
+
+// Note [Derivative rules]
+// A rule sees the forward node through a context: `input(i)` and `output(i)` are the
+// forward values (the backward may read them; autodiff captures what it reads),
+// `grad(i)` the gradient arriving at output i, `tangent(i)` the tangent of input i.
+// A reverse rule returns one gradient per input (a null Sym for "none": the input
+// is not differentiable, or `needs(i)` is false); a forward rule returns one
+// tangent per output (null: zero). Gradients have the shape and dtype of their
+// input: binary ops sum broadcast dims away with `reduce_to(g, i)`. Rules never
+// simplify (no `if alpha == 1`); the optimizer does. Subgradients follow PyTorch:
+// relu'(0) = 0, abs'(0) = 0, max/min ties share the gradient evenly.
+class RuleContext {
+ public:
+  RuleContext(const Node* node, std::vector<Sym> grads, std::vector<Sym> tangents,
+              std::vector<bool> needs)
+      : node_(node),
+        grads_(std::move(grads)),
+        tangents_(std::move(tangents)),
+        needs_(std::move(needs)) {}
+
+  const Node* node() const { return node_; }
+  size_t num_inputs() const { return node_->inputs().size(); }
+  Sym input(size_t i) const { return node_->input(i); }
+  Sym output(size_t i = 0) const { return node_->output(i); }
+  // The constant value of input i when it is a Constant node, else null.
+  const IValue* constant_input(size_t i) const;
+  // Whether input i is a tensor (not a Python number given to a NUMS op).
+  bool is_tensor_input(size_t i) const { return node_->input(i)->type()->is_tensor(); }
+
+  // ---- Reverse mode
+  Sym grad(size_t i = 0) const { return grads_.at(i); }
+  bool needs(size_t i) const { return i < needs_.size() && needs_[i]; }
+  // g summed to input i's shape and converted to its dtype (broadcasting, promotion).
+  Sym reduce_to(Sym g, size_t i) const;
+
+  // ---- Forward mode
+  Sym tangent(size_t i) const { return i < tangents_.size() ? tangents_[i] : Sym(); }
+
+ private:
+  const Node* node_;
+  std::vector<Sym> grads_;
+  std::vector<Sym> tangents_;
+  std::vector<bool> needs_;
+};
+
+using VjpRule = std::vector<Sym> (*)(const RuleContext&);
+using JvpRule = std::vector<Sym> (*)(const RuleContext&);
+
+struct DerivativeRule {
+  VjpRule vjp = nullptr;
+  JvpRule jvp = nullptr;
+};
+
+// The rule of `op`, or null when the op has none.
+const DerivativeRule* derivative_rule(OpId op);
+
+// Each derivatives_*.cpp file fills its part of the table.
+using DerivativeTable = std::array<DerivativeRule, kNumOps>;
+void register_elementwise_derivatives(DerivativeTable& table);
+void register_reduction_derivatives(DerivativeTable& table);
+void register_shape_derivatives(DerivativeTable& table);
+void register_linalg_nn_derivatives(DerivativeTable& table);
+
+// Helpers shared by the rule files.
+// Adds tangents, treating null as zero.
+Sym add_tangents(Sym a, Sym b);
+// The rule for `x` given `dx`, for tangents of ops linear in input `i`: the same op
+// with input i replaced by its tangent (other inputs unchanged).
+Sym apply_with_input(const RuleContext& c, size_t i, Sym replacement);
+
+}  // namespace tsl::autodiff

@@ -1,0 +1,339 @@
+// Derivative rules of the elementwise ops. Most are written once as the partial
+// derivative dy/dx (from x = input(0) and y = output()), from which both modes
+// follow: reverse g * dy/dx, forward t * dy/dx. Formulas follow PyTorch's
+// derivatives.yaml, including its choices at kinks.
+#include <cmath>
+
+#include "ir/autodiff/derivatives.h"
+
+namespace tsl::autodiff {
+namespace {
+
+using Partial = Sym (*)(const RuleContext&);
+
+template <Partial P>
+std::vector<Sym> unary_vjp(const RuleContext& c) {
+  return {c.grad() * P(c)};
+}
+template <Partial P>
+std::vector<Sym> unary_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  return {t ? t * P(c) : Sym()};
+}
+
+// Ops whose result is piecewise constant (floor, sign, ...): a zero gradient of the
+// right shape, as PyTorch gives.
+std::vector<Sym> zero_vjp(const RuleContext& c) { return {zeros_like(c.grad())}; }
+std::vector<Sym> zero_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  return {t ? zeros_like(c.output()) : Sym()};
+}
+
+std::vector<Sym> neg_vjp(const RuleContext& c) { return {-c.grad()}; }
+std::vector<Sym> neg_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  return {t ? -t : Sym()};
+}
+
+Sym x_of(const RuleContext& c) { return c.input(0); }
+Sym y_of(const RuleContext& c) { return c.output(); }
+
+Sym d_abs(const RuleContext& c) { return sign(x_of(c)); }
+Sym d_exp(const RuleContext& c) { return y_of(c); }
+Sym d_exp2(const RuleContext& c) { return y_of(c) * std::log(2.0); }
+Sym d_log(const RuleContext& c) { return reciprocal(x_of(c)); }
+Sym d_log2(const RuleContext& c) { return reciprocal(x_of(c) * std::log(2.0)); }
+Sym d_log10(const RuleContext& c) { return reciprocal(x_of(c) * std::log(10.0)); }
+Sym d_log1p(const RuleContext& c) { return reciprocal(x_of(c) + 1.0); }
+Sym d_expm1(const RuleContext& c) { return y_of(c) + 1.0; }
+Sym d_sqrt(const RuleContext& c) { return reciprocal(y_of(c) * 2.0); }
+Sym d_rsqrt(const RuleContext& c) { return pow(y_of(c), 3.0) * -0.5; }
+Sym d_sin(const RuleContext& c) { return cos(x_of(c)); }
+Sym d_cos(const RuleContext& c) { return -sin(x_of(c)); }
+Sym d_tan(const RuleContext& c) { return square(y_of(c)) + 1.0; }
+Sym d_asin(const RuleContext& c) { return rsqrt(1.0 - square(x_of(c))); }
+Sym d_acos(const RuleContext& c) { return -rsqrt(1.0 - square(x_of(c))); }
+Sym d_atan(const RuleContext& c) { return reciprocal(square(x_of(c)) + 1.0); }
+Sym d_sinh(const RuleContext& c) { return call(OpId::cosh, {x_of(c)}); }
+Sym d_cosh(const RuleContext& c) { return call(OpId::sinh, {x_of(c)}); }
+Sym d_erf(const RuleContext& c) { return exp(-square(x_of(c))) * (2.0 / std::sqrt(M_PI)); }
+Sym d_reciprocal(const RuleContext& c) { return -square(y_of(c)); }
+Sym d_square(const RuleContext& c) { return x_of(c) * 2.0; }
+Sym d_one(const RuleContext& c) { return ones_like(y_of(c)); }
+Sym d_tanh(const RuleContext& c) { return 1.0 - square(y_of(c)); }
+Sym d_sigmoid(const RuleContext& c) { return y_of(c) * (1.0 - y_of(c)); }
+Sym d_silu(const RuleContext& c) {
+  Sym s = sigmoid(x_of(c));
+  return s * (x_of(c) * (1.0 - s) + 1.0);
+}
+
+// gelu: Phi(x) + x phi(x); with approximate='tanh', the derivative of the tanh form
+// as PyTorch's GeluBackward computes it.
+Sym d_gelu(const RuleContext& c) {
+  Sym x = x_of(c);
+  const IValue* approx = c.constant_input(1);
+  if (approx && approx->is_str() && approx->to_str() == "tanh") {
+    const double beta = std::sqrt(2.0) * 2.0 / std::sqrt(M_PI) * 0.5;
+    const double kappa = 0.044715;
+    Sym inner = (x + pow(x, 3.0) * kappa) * beta;
+    Sym th = tanh(inner);
+    Sym left_derivative = (th + 1.0) * 0.5;
+    Sym inner_derivative = (square(x) * (3.0 * kappa) + 1.0) * beta;
+    return left_derivative + x * 0.5 * (1.0 - square(th)) * inner_derivative;
+  }
+  Sym cdf = (erf(x * M_SQRT1_2) + 1.0) * 0.5;
+  Sym pdf = exp(square(x) * -0.5) * (1.0 / std::sqrt(2.0 * M_PI));
+  return cdf + x * pdf;
+}
+
+// softplus(x, beta, threshold): linear above the threshold.
+Sym d_softplus(const RuleContext& c) {
+  Sym bx = x_of(c) * c.input(1);
+  return where(gt(bx, c.input(2)), 1.0, sigmoid(bx));
+}
+
+Sym d_elu(const RuleContext& c) { return where(gt(x_of(c), 0.0), 1.0, exp(x_of(c)) * c.input(1)); }
+
+Sym d_leaky_relu(const RuleContext& c) { return where(gt(x_of(c), 0.0), 1.0, c.input(1)); }
+
+// relu passes the gradient where the result is positive (relu'(0) = 0); `where`
+// rather than a product keeps an infinite gradient from turning into NaN.
+std::vector<Sym> relu_vjp(const RuleContext& c) {
+  return {where(gt(c.output(), 0.0), c.grad(), 0.0)};
+}
+std::vector<Sym> relu_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  return {t ? where(gt(c.output(), 0.0), t, 0.0) : Sym()};
+}
+
+// clamp(x, min, max): the gradient passes where min <= x <= max.
+Sym clamp_mask(const RuleContext& c) {
+  Sym mask;
+  auto bound = [&](size_t i, bool lower) {
+    if (c.input(i).value()->type()->kind() == TypeKind::None) return;
+    const IValue* k = c.constant_input(i);
+    if (k && k->is_none()) return;
+    Sym m = lower ? ge(c.input(0), c.input(i)) : le(c.input(0), c.input(i));
+    mask = mask ? logical_and(mask, m) : m;
+  };
+  bound(1, true);
+  bound(2, false);
+  return mask;
+}
+std::vector<Sym> clamp_vjp(const RuleContext& c) {
+  Sym mask = clamp_mask(c);
+  return {mask ? where(mask, c.grad(), 0.0) : c.grad()};
+}
+std::vector<Sym> clamp_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  Sym mask = clamp_mask(c);
+  return {mask ? where(mask, t, 0.0) : t};
+}
+
+// ---- Binary ops: partials with respect to self (input 0) and other (input 1).
+
+template <Partial PA, Partial PB>
+std::vector<Sym> binary_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  return {c.needs(0) ? c.reduce_to(g * PA(c), 0) : Sym(),
+          c.needs(1) ? c.reduce_to(g * PB(c), 1) : Sym()};
+}
+template <Partial PA, Partial PB>
+std::vector<Sym> binary_jvp(const RuleContext& c) {
+  Sym ta = c.tangent(0), tb = c.tangent(1);
+  return {add_tangents(ta ? ta * PA(c) : Sym(), tb ? tb * PB(c) : Sym())};
+}
+
+bool alpha_is_one(const RuleContext& c) {
+  const IValue* a = c.constant_input(2);
+  return a && a->is_number() && a->to_double() == 1.0;
+}
+
+std::vector<Sym> add_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  Sym gb = c.needs(1) ? (alpha_is_one(c) ? g : g * c.input(2)) : Sym();
+  return {c.needs(0) ? c.reduce_to(g, 0) : Sym(), c.reduce_to(gb, 1)};
+}
+std::vector<Sym> add_jvp(const RuleContext& c) {
+  Sym tb = c.tangent(1);
+  if (tb && !alpha_is_one(c)) tb = tb * c.input(2);
+  return {add_tangents(c.tangent(0), tb)};
+}
+std::vector<Sym> sub_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  Sym gb = c.needs(1) ? (alpha_is_one(c) ? -g : g * -1.0 * c.input(2)) : Sym();
+  return {c.needs(0) ? c.reduce_to(g, 0) : Sym(), c.reduce_to(gb, 1)};
+}
+std::vector<Sym> sub_jvp(const RuleContext& c) {
+  Sym tb = c.tangent(1);
+  if (tb) tb = alpha_is_one(c) ? -tb : tb * -1.0 * c.input(2);
+  return {add_tangents(c.tangent(0), tb)};
+}
+
+Sym d_mul_self(const RuleContext& c) { return c.input(1); }
+Sym d_mul_other(const RuleContext& c) { return c.input(0); }
+
+bool has_rounding_mode(const RuleContext& c) {
+  const IValue* m = c.constant_input(2);
+  return !(m && m->is_none()) && c.input(2).value()->type()->kind() != TypeKind::None;
+}
+std::vector<Sym> div_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  if (has_rounding_mode(c)) {
+    return {c.needs(0) ? c.reduce_to(zeros_like(g), 0) : Sym(),
+            c.needs(1) ? c.reduce_to(zeros_like(g), 1) : Sym()};
+  }
+  Sym b = c.input(1);
+  return {c.needs(0) ? c.reduce_to(g / b, 0) : Sym(),
+          c.needs(1) ? c.reduce_to(-g * c.input(0) / (b * b), 1) : Sym()};
+}
+std::vector<Sym> div_jvp(const RuleContext& c) {
+  Sym ta = c.tangent(0), tb = c.tangent(1);
+  if (has_rounding_mode(c)) return {zeros_like(c.output())};
+  Sym b = c.input(1);
+  return {add_tangents(ta ? ta / b : Sym(), tb ? -tb * c.input(0) / (b * b) : Sym())};
+}
+
+// remainder(a, b) = a - floor(a / b) * b.
+Sym d_remainder_other(const RuleContext& c) {
+  return -call(OpId::div, {c.input(0), c.input(1), "floor"});
+}
+
+// pow: PyTorch's pow_backward_self and pow_backward_exponent, which define the
+// gradient as 0 where the exponent is 0 (self) and where self is 0 with a
+// nonnegative exponent (exponent).
+Sym d_pow_self(const RuleContext& c) {
+  Sym x = c.input(0), e = c.input(1);
+  if (!c.is_tensor_input(1)) {
+    if (const IValue* k = c.constant_input(1)) {
+      double ev = k->to_double();
+      if (ev == 0.0) return zeros_like(x);
+      return pow(x, ev - 1.0) * ev;
+    }
+    Sym et = ones_like(x) * e;  // a Python number that is not a constant
+    return where(eq(et, 0.0), 0.0, pow(x, et - 1.0) * et);
+  }
+  return where(eq(e, 0.0), 0.0, pow(x, e - 1.0) * e);
+}
+Sym d_pow_other(const RuleContext& c) {
+  Sym x = c.input(0), y = c.output();
+  if (!c.is_tensor_input(0)) {
+    Sym xf = x.value()->type()->kind() == TypeKind::Int ? call(OpId::Float_int, {x}) : x;
+    Sym lx = call(OpId::log_float, {xf});
+    lx.value()->set_type(Type::float_());
+    return y * lx;
+  }
+  Sym e = c.input(1);
+  return where(logical_and(eq(x, 0.0), ge(e, 0.0)), 0.0, y * log(x));
+}
+
+Sym d_atan2_self(const RuleContext& c) {
+  Sym a = c.input(0), b = c.input(1);
+  return b / (square(a) + square(b));
+}
+Sym d_atan2_other(const RuleContext& c) {
+  Sym a = c.input(0), b = c.input(1);
+  return -a / (square(a) + square(b));
+}
+
+// maximum/minimum: the larger (smaller) side takes the gradient; ties split it.
+Sym d_max_self(const RuleContext& c) {
+  Sym a = c.input(0), b = c.input(1);
+  return where(eq(a, b), 0.5, where(gt(a, b), 1.0, 0.0));
+}
+Sym d_max_other(const RuleContext& c) {
+  Sym a = c.input(0), b = c.input(1);
+  return where(eq(a, b), 0.5, where(lt(a, b), 1.0, 0.0));
+}
+Sym d_min_self(const RuleContext& c) { return d_max_other(c); }
+Sym d_min_other(const RuleContext& c) { return d_max_self(c); }
+
+// where(cond, a, b): the gradient goes to the side that was chosen.
+std::vector<Sym> where_vjp(const RuleContext& c) {
+  Sym g = c.grad(), cond = c.input(0);
+  return {Sym(), c.needs(1) ? c.reduce_to(where(cond, g, 0.0), 1) : Sym(),
+          c.needs(2) ? c.reduce_to(where(cond, 0.0, g), 2) : Sym()};
+}
+std::vector<Sym> where_jvp(const RuleContext& c) {
+  Sym ta = c.tangent(1), tb = c.tangent(2);
+  if (!ta && !tb) return {Sym()};
+  return {where(c.input(0), ta ? Arg(ta) : Arg(0.0), tb ? Arg(tb) : Arg(0.0))};
+}
+
+// Gradient sums: AutogradAdd(a, b) is linear in both.
+std::vector<Sym> autograd_add_vjp(const RuleContext& c) { return {c.grad(), c.grad()}; }
+std::vector<Sym> autograd_add_jvp(const RuleContext& c) {
+  Sym ta = c.tangent(0), tb = c.tangent(1);
+  if (!ta && !tb) return {Sym()};
+  return {call(OpId::AutogradAdd, {ta ? ta : undefined(), tb ? tb : undefined()})};
+}
+std::vector<Sym> autograd_zeros_vjp(const RuleContext& c) { return {c.grad(), Sym()}; }
+std::vector<Sym> autograd_zeros_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  return {t ? call(OpId::AutogradZeros, {t, c.input(1)}) : Sym()};
+}
+
+}  // namespace
+
+#define TSL_UNARY_RULE(op, partial) \
+  table[static_cast<size_t>(OpId::op)] = {&unary_vjp<&partial>, &unary_jvp<&partial>}
+#define TSL_BINARY_RULE(op, pa, pb) \
+  table[static_cast<size_t>(OpId::op)] = {&binary_vjp<&pa, &pb>, &binary_jvp<&pa, &pb>}
+#define TSL_RULE(op, vjp, jvp) table[static_cast<size_t>(OpId::op)] = {&vjp, &jvp}
+
+void register_elementwise_derivatives(DerivativeTable& table) {
+  TSL_RULE(neg, neg_vjp, neg_jvp);
+  TSL_UNARY_RULE(abs, d_abs);
+  TSL_UNARY_RULE(exp, d_exp);
+  TSL_UNARY_RULE(exp2, d_exp2);
+  TSL_UNARY_RULE(log, d_log);
+  TSL_UNARY_RULE(log2, d_log2);
+  TSL_UNARY_RULE(log10, d_log10);
+  TSL_UNARY_RULE(log1p, d_log1p);
+  TSL_UNARY_RULE(expm1, d_expm1);
+  TSL_UNARY_RULE(sqrt, d_sqrt);
+  TSL_UNARY_RULE(rsqrt, d_rsqrt);
+  TSL_UNARY_RULE(sin, d_sin);
+  TSL_UNARY_RULE(cos, d_cos);
+  TSL_UNARY_RULE(tan, d_tan);
+  TSL_UNARY_RULE(asin, d_asin);
+  TSL_UNARY_RULE(acos, d_acos);
+  TSL_UNARY_RULE(atan, d_atan);
+  TSL_UNARY_RULE(sinh, d_sinh);
+  TSL_UNARY_RULE(cosh, d_cosh);
+  TSL_UNARY_RULE(erf, d_erf);
+  TSL_UNARY_RULE(reciprocal, d_reciprocal);
+  TSL_UNARY_RULE(square, d_square);
+  TSL_UNARY_RULE(frac, d_one);
+  TSL_UNARY_RULE(tanh, d_tanh);
+  TSL_UNARY_RULE(sigmoid, d_sigmoid);
+  TSL_UNARY_RULE(silu, d_silu);
+  TSL_UNARY_RULE(gelu, d_gelu);
+  TSL_UNARY_RULE(softplus, d_softplus);
+  TSL_UNARY_RULE(elu, d_elu);
+  TSL_UNARY_RULE(leaky_relu, d_leaky_relu);
+  for (OpId op : {OpId::sign, OpId::floor, OpId::ceil, OpId::round, OpId::trunc}) {
+    table[static_cast<size_t>(op)] = {&zero_vjp, &zero_jvp};
+  }
+  TSL_RULE(relu, relu_vjp, relu_jvp);
+  TSL_RULE(clamp, clamp_vjp, clamp_jvp);
+  TSL_RULE(clip, clamp_vjp, clamp_jvp);
+
+  TSL_RULE(add, add_vjp, add_jvp);
+  TSL_RULE(sub, sub_vjp, sub_jvp);
+  TSL_BINARY_RULE(mul, d_mul_self, d_mul_other);
+  TSL_RULE(div, div_vjp, div_jvp);
+  TSL_BINARY_RULE(remainder, d_one, d_remainder_other);
+  TSL_BINARY_RULE(pow, d_pow_self, d_pow_other);
+  TSL_BINARY_RULE(atan2, d_atan2_self, d_atan2_other);
+  TSL_BINARY_RULE(maximum, d_max_self, d_max_other);
+  TSL_BINARY_RULE(max_other, d_max_self, d_max_other);
+  TSL_BINARY_RULE(minimum, d_min_self, d_min_other);
+  TSL_BINARY_RULE(min_other, d_min_self, d_min_other);
+  TSL_RULE(where, where_vjp, where_jvp);
+  TSL_RULE(AutogradAdd, autograd_add_vjp, autograd_add_jvp);
+  TSL_RULE(AutogradZeros, autograd_zeros_vjp, autograd_zeros_jvp);
+}
+
+}  // namespace tsl::autodiff

@@ -1,0 +1,305 @@
+// Derivative rules of the products (matmul and friends, linear) and the neural-net
+// ops (softmax, log_softmax, the losses, dropout).
+#include "ir/autodiff/derivatives.h"
+
+namespace tsl::autodiff {
+namespace {
+
+Sym mT(Sym x) { return transpose(x, -2, -1); }
+
+// matmul: with 1-D operands seen as matrices ([n] on the left is [1, n], on the right
+// [n, 1]) and batch dims broadcast, the gradients are g @ b^T and a^T @ g, summed
+// over the broadcast batch dims and reshaped back to the operands.
+std::vector<Sym> matmul_vjp(const RuleContext& c) {
+  Sym a = c.input(0), b = c.input(1);
+  Sym am = reshape(a, call(OpId::matmul_operand_size, {size(a), true}));
+  Sym bm = reshape(b, call(OpId::matmul_operand_size, {size(b), false}));
+  Sym gm = reshape(c.grad(), call(OpId::matmul_full_size, {size(a), size(b)}));
+  Sym ga, gb;
+  if (c.needs(0)) ga = reshape(sum_to(matmul(gm, mT(bm)), am), size(a));
+  if (c.needs(1)) gb = reshape(sum_to(matmul(mT(am), gm), bm), size(b));
+  return {ga, gb};
+}
+// Products are bilinear: d(a b) = da b + a db.
+std::vector<Sym> bilinear_jvp(const RuleContext& c) {
+  Sym ta = c.tangent(0), tb = c.tangent(1);
+  OpId op = c.node()->op();
+  return {add_tangents(ta ? call(op, {ta, c.input(1)}) : Sym(),
+                       tb ? call(op, {c.input(0), tb}) : Sym())};
+}
+std::vector<Sym> mm_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  return {c.needs(0) ? call(OpId::mm, {g, call(OpId::t, {c.input(1)})}) : Sym(),
+          c.needs(1) ? call(OpId::mm, {call(OpId::t, {c.input(0)}), g}) : Sym()};
+}
+std::vector<Sym> bmm_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  return {c.needs(0) ? call(OpId::bmm, {g, transpose(c.input(1), 1, 2)}) : Sym(),
+          c.needs(1) ? call(OpId::bmm, {transpose(c.input(0), 1, 2), g}) : Sym()};
+}
+std::vector<Sym> mv_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  return {c.needs(0) ? call(OpId::outer, {g, c.input(1)}) : Sym(),
+          c.needs(1) ? call(OpId::mv, {call(OpId::t, {c.input(0)}), g}) : Sym()};
+}
+std::vector<Sym> dot_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  return {c.needs(0) ? g * c.input(1) : Sym(), c.needs(1) ? g * c.input(0) : Sym()};
+}
+std::vector<Sym> outer_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  return {c.needs(0) ? call(OpId::mv, {g, c.input(1)}) : Sym(),
+          c.needs(1) ? call(OpId::mv, {call(OpId::t, {g}), c.input(0)}) : Sym()};
+}
+
+bool has_bias(const RuleContext& c) {
+  if (c.input(2).value()->type()->kind() == TypeKind::None) return false;
+  const IValue* k = c.constant_input(2);
+  return !(k && k->is_none());
+}
+// linear(x, w, b) = x @ w^T + b, x of any rank >= 1.
+std::vector<Sym> linear_vjp(const RuleContext& c) {
+  Sym x = c.input(0), w = c.input(1), g = c.grad();
+  Sym gx, gw, gb;
+  if (c.needs(0)) gx = matmul(g, w);
+  if (c.needs(1)) {
+    Graph& graph = FormulaScope::graph();
+    auto rows = [&](Sym v, Sym cols) {
+      Sym minus_one = constant(IValue(int64_t{-1}), Type::int_());
+      Node* l = graph.insert(graph.create(OpId::ListConstruct, {minus_one, cols}));
+      l->set_range(FormulaScope::range());
+      return reshape(v, Sym(l->output()->set_type(Type::list(Type::int_()))));
+    };
+    Sym out_features = call(OpId::size_dim, {w, 0});
+    Sym in_features = call(OpId::size_dim, {w, 1});
+    gw = call(OpId::mm, {call(OpId::t, {rows(g, out_features)}), rows(x, in_features)});
+  }
+  if (c.needs(2) && has_bias(c)) gb = sum_to(g, c.input(2));
+  return {gx, gw, gb};
+}
+std::vector<Sym> linear_jvp(const RuleContext& c) {
+  Sym tx = c.tangent(0), tw = c.tangent(1), tb = c.tangent(2);
+  Sym out;
+  if (tx) out = call(OpId::linear, {tx, c.input(1), std::nullopt});
+  if (tw) out = add_tangents(out, call(OpId::linear, {c.input(0), tw, std::nullopt}));
+  if (tb) out = add_tangents(out, tb + zeros_like(c.output()));
+  return {out};
+}
+
+// softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g).
+Sym dim_list(Sym dim) {
+  Graph& g = FormulaScope::graph();
+  Node* l = g.insert(g.create(OpId::ListConstruct, {dim}));
+  l->set_range(FormulaScope::range());
+  return l->output()->set_type(Type::list(Type::int_()));
+}
+std::vector<Sym> softmax_vjp(const RuleContext& c) {
+  Sym y = c.output(), g = c.grad();
+  Sym dim = dim_list(c.input(1));
+  return {to_dtype(y * (g - sum(g * y, dim, true)), dtype_of(c.input(0)))};
+}
+std::vector<Sym> softmax_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  Sym y = c.output();
+  Sym dim = dim_list(c.input(1));
+  return {y * (t - sum(t * y, dim, true))};
+}
+std::vector<Sym> log_softmax_vjp(const RuleContext& c) {
+  Sym y = c.output(), g = c.grad();
+  Sym dim = dim_list(c.input(1));
+  return {to_dtype(g - exp(y) * sum(g, dim, true), dtype_of(c.input(0)))};
+}
+std::vector<Sym> log_softmax_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  Sym dim = dim_list(c.input(1));
+  return {t - sum(exp(c.output()) * t, dim, true)};
+}
+
+// nll_loss(input, target, weight, ignore_index, reduction): input is [N, C] (or [C]
+// without a batch), target [N] class indices. The loss of row i is -w[t_i] x[i, t_i];
+// its gradient puts -w[t_i] (scaled by the reduction) at [i, t_i].
+struct NllParts {
+  Sym class_dim;  // int: 1, or 0 for an unbatched [C] input
+  Sym weights;    // per-row weight w[t_i] (0 for ignored rows), shaped like target
+  Sym safe_target;
+};
+NllParts nll_parts(Sym input, Sym target, Sym weight, Sym ignore_index, bool has_weight) {
+  NllParts p;
+  p.class_dim = call(OpId::min_int, {call(OpId::sub_int, {call(OpId::dim, {input}), 1}), 1});
+  Sym keep = ne(target, ignore_index);
+  p.safe_target = where(keep, target, 0);
+  Sym w = has_weight ? call(OpId::index_select,
+                            {weight, 0, reshape(p.safe_target, std::vector<int64_t>{-1})})
+                     : Sym();
+  Sym kept = to_dtype(keep, dtype_of(input));
+  p.weights = has_weight ? reshape(w, size(target)) * kept : kept;
+  return p;
+}
+// The gradient of nll_loss with respect to its input, for output gradient g.
+Sym nll_input_grad(Sym g, Sym input, Sym target, Sym weight, Sym ignore_index, Sym reduction,
+                   bool has_weight, const IValue* reduction_value) {
+  NllParts p = nll_parts(input, target, weight, ignore_index, has_weight);
+  std::string red =
+      reduction_value && reduction_value->is_str() ? reduction_value->to_str() : "mean";
+  Sym scale = -p.weights;
+  if (red == "mean") {
+    scale = scale / sum_all(p.weights);
+  }
+  scale = scale * g;  // g is 0-dim for mean/sum, shaped like target for 'none'
+  Sym idx = unsqueeze(p.safe_target, p.class_dim);
+  return call(OpId::scatter_add,
+              {zeros_like(input), p.class_dim, idx, unsqueeze(scale, p.class_dim)});
+}
+bool has_tensor_weight(const RuleContext& c) {
+  if (c.input(2).value()->type()->kind() == TypeKind::None) return false;
+  const IValue* k = c.constant_input(2);
+  return !(k && k->is_none());
+}
+std::vector<Sym> nll_loss_vjp(const RuleContext& c) {
+  return {nll_input_grad(c.grad(), c.input(0), c.input(1), c.input(2), c.input(3), c.input(4),
+                         has_tensor_weight(c), c.constant_input(4))};
+}
+std::vector<Sym> nll_loss_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  // Linear in the input: the loss of the tangent.
+  return {apply_with_input(c, 0, t)};
+}
+// cross_entropy = nll_loss(log_softmax(input, class dim)); label smoothing is not
+// differentiated (a compile error names it).
+void check_no_label_smoothing(const RuleContext& c) {
+  const IValue* ls = c.constant_input(5);
+  if (!ls || !ls->is_number() || ls->to_double() != 0.0) {
+    compile_error(c.node()->range(),
+                  "no gradient for cross_entropy with label_smoothing in this version of TSL");
+  }
+}
+std::vector<Sym> cross_entropy_vjp(const RuleContext& c) {
+  check_no_label_smoothing(c);
+  Sym x = c.input(0);
+  Sym cdim = call(OpId::min_int, {call(OpId::sub_int, {call(OpId::dim, {x}), 1}), 1});
+  Sym lsm = call(OpId::log_softmax, {x, cdim});
+  Sym glsm = nll_input_grad(c.grad(), lsm, c.input(1), c.input(2), c.input(3), c.input(4),
+                            has_tensor_weight(c), c.constant_input(4));
+  return {glsm - exp(lsm) * sum(glsm, dim_list(cdim), true)};
+}
+std::vector<Sym> cross_entropy_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  check_no_label_smoothing(c);
+  Sym x = c.input(0);
+  Sym cdim = call(OpId::min_int, {call(OpId::sub_int, {call(OpId::dim, {x}), 1}), 1});
+  Sym lsm = call(OpId::log_softmax, {x, cdim});
+  Sym tl = t - sum(exp(lsm) * t, dim_list(cdim), true);
+  return {call(OpId::nll_loss, {tl, c.input(1), c.input(2), c.input(3), c.input(4)})};
+}
+
+// mse_loss(a, b, reduction): 2 (a - b) scaled by the reduction.
+Sym mse_partial(const RuleContext& c) {
+  Sym d = (c.input(0) - c.input(1)) * 2.0;
+  const IValue* red = c.constant_input(2);
+  if (!red || !red->is_str() || red->to_str() == "mean") {
+    d = d / call(OpId::Float_int, {numel(d)});
+  }
+  return d;
+}
+std::vector<Sym> mse_loss_vjp(const RuleContext& c) {
+  Sym ga = mse_partial(c) * c.grad();
+  return {c.needs(0) ? c.reduce_to(ga, 0) : Sym(), c.needs(1) ? c.reduce_to(-ga, 1) : Sym()};
+}
+std::vector<Sym> mse_loss_jvp(const RuleContext& c) {
+  Sym ta = c.tangent(0), tb = c.tangent(1);
+  Sym t = ta && tb ? ta - tb : ta ? ta : tb ? -tb : Sym();
+  if (!t) return {Sym()};
+  Sym dt = mse_partial(c) * t;
+  const IValue* red = c.constant_input(2);
+  if (red && red->is_str() && red->to_str() == "none") return {dt};
+  return {sum_all(dt)};
+}
+
+// binary_cross_entropy(p, t, weight, reduction), PyTorch's formulas:
+// d/dp = (p - t) / max((1 - p) p, 1e-12); d/dt = log(1 - p) - log(p), logs >= -100.
+Sym bce_scale(const RuleContext& c, Sym g) {
+  Sym s = g;
+  if (has_tensor_weight(c)) s = s * c.input(2);
+  const IValue* red = c.constant_input(3);
+  if (!red || !red->is_str() || red->to_str() == "mean") {
+    s = s / call(OpId::Float_int, {numel(c.input(0))});
+  }
+  return s;
+}
+std::vector<Sym> bce_vjp(const RuleContext& c) {
+  Sym p = c.input(0), t = c.input(1);
+  Sym s = bce_scale(c, c.grad());
+  Sym gp, gt;
+  if (c.needs(0)) {
+    Sym denom = call(OpId::clamp, {(1.0 - p) * p, 1e-12, std::nullopt});
+    gp = c.reduce_to(s * (p - t) / denom, 0);
+  }
+  if (c.needs(1)) {
+    Sym l1 = call(OpId::clamp, {log(1.0 - p), -100.0, std::nullopt});
+    Sym l0 = call(OpId::clamp, {log(p), -100.0, std::nullopt});
+    gt = c.reduce_to(s * (l1 - l0), 1);
+  }
+  return {gp, gt};
+}
+std::vector<Sym> bce_jvp(const RuleContext& c) {
+  Sym tp = c.tangent(0), tt = c.tangent(1);
+  if (!tp && !tt) return {Sym()};
+  Sym p = c.input(0), t = c.input(1);
+  Sym ones = ones_like(p);
+  Sym d;
+  if (tp) {
+    Sym denom = call(OpId::clamp, {(1.0 - p) * p, 1e-12, std::nullopt});
+    d = tp * (p - t) / denom;
+  }
+  if (tt) {
+    Sym l1 = call(OpId::clamp, {log(1.0 - p), -100.0, std::nullopt});
+    Sym l0 = call(OpId::clamp, {log(p), -100.0, std::nullopt});
+    d = add_tangents(d, tt * (l1 - l0));
+  }
+  Sym scaled = bce_scale(c, ones) * d;
+  const IValue* red = c.constant_input(3);
+  if (red && red->is_str() && red->to_str() == "none") return {scaled};
+  return {sum_all(scaled)};
+}
+
+// dropout: autodiff rewrites dropout(x) into x * dropout(ones_like(x)) before
+// differentiating (see rewrite_dropout in differentiate.cpp), so the mask is an
+// ordinary value. This rule covers a dropout node met anyway: kept elements are
+// nonzero in the output unless x itself was 0 there.
+std::vector<Sym> dropout_vjp(const RuleContext& c) {
+  Sym y = c.output(), x = c.input(0);
+  return {where(ne(x, 0.0), c.grad() * y / where(ne(x, 0.0), x, 1.0), 0.0)};
+}
+std::vector<Sym> dropout_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  Sym y = c.output(), x = c.input(0);
+  return {where(ne(x, 0.0), t * y / where(ne(x, 0.0), x, 1.0), 0.0)};
+}
+
+}  // namespace
+
+#define TSL_RULE(op, vjp, jvp) table[static_cast<size_t>(OpId::op)] = {&vjp, &jvp}
+
+void register_linalg_nn_derivatives(DerivativeTable& table) {
+  TSL_RULE(matmul, matmul_vjp, bilinear_jvp);
+  TSL_RULE(mm, mm_vjp, bilinear_jvp);
+  TSL_RULE(bmm, bmm_vjp, bilinear_jvp);
+  TSL_RULE(mv, mv_vjp, bilinear_jvp);
+  TSL_RULE(dot, dot_vjp, bilinear_jvp);
+  TSL_RULE(outer, outer_vjp, bilinear_jvp);
+  TSL_RULE(linear, linear_vjp, linear_jvp);
+  TSL_RULE(softmax, softmax_vjp, softmax_jvp);
+  TSL_RULE(log_softmax, log_softmax_vjp, log_softmax_jvp);
+  TSL_RULE(nll_loss, nll_loss_vjp, nll_loss_jvp);
+  TSL_RULE(cross_entropy, cross_entropy_vjp, cross_entropy_jvp);
+  TSL_RULE(mse_loss, mse_loss_vjp, mse_loss_jvp);
+  TSL_RULE(binary_cross_entropy, bce_vjp, bce_jvp);
+  TSL_RULE(dropout, dropout_vjp, dropout_jvp);
+}
+
+}  // namespace tsl::autodiff

@@ -1,0 +1,263 @@
+// Derivative rules of the reductions. A reduction's gradient is the output gradient
+// broadcast back over the reduced dims: reshaped to the keepdim shape (whatever
+// keepdim was), then expanded to the input's shape; selections (max, amax, ...)
+// route it to the selected elements, sharing it evenly between ties.
+#include <cmath>
+
+#include "ir/autodiff/derivatives.h"
+
+namespace tsl::autodiff {
+namespace {
+
+// g of a reduction over `dims` (an int[]? value or None: all dims) as x's shape.
+Sym expand_back(Sym g, Sym x, Arg dims) {
+  Sym keep = call(OpId::keepdim_size, {size(x), dims});
+  return expand(reshape(g, keep), size(x));
+}
+
+// An int[] value holding one int value (a `dim` argument given to an int[] param).
+Sym int_list(Sym dim) {
+  Node* n = FormulaScope::graph().insert(FormulaScope::graph().create(OpId::ListConstruct, {dim}));
+  n->set_range(FormulaScope::range());
+  return n->output()->set_type(Type::list(Type::int_()));
+}
+
+// numel(x) / numel(y) as a float: how many elements each output element reduces.
+Sym reduced_count(Sym x, Sym y) {
+  Sym nx = call(OpId::Float_int, {numel(x)});
+  Sym ny = call(OpId::Float_int, {numel(y)});
+  return call(OpId::div_float, {nx, ny});
+}
+
+std::vector<Sym> sum_vjp(const RuleContext& c) {
+  return {expand_back(c.grad(), c.input(0), c.input(1))};
+}
+std::vector<Sym> linear_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  return {t ? apply_with_input(c, 0, t) : Sym()};
+}
+std::vector<Sym> mean_vjp(const RuleContext& c) {
+  return {expand_back(c.grad(), c.input(0), c.input(1)) / reduced_count(c.input(0), c.output())};
+}
+
+// prod: the product of the other elements. Written so that it is also correct to
+// differentiate again where elements are zero: a nonzero element's gradient is
+// y / x (0 once some element is 0, with the right derivative with respect to that
+// zero); a zero element's is the product of the others (the nonzero product when it
+// is the only zero; the other zero times it when there are two; 0 with three).
+Sym prod_grad(const RuleContext& c, Sym g) {
+  Sym x = c.input(0);
+  bool all_dims = c.input(1).value()->type()->kind() == TypeKind::None ||
+                  (c.constant_input(1) && c.constant_input(1)->is_none());
+  Sym dims = all_dims ? Sym() : int_list(c.input(1));
+  Arg dims_arg = all_dims ? Arg(std::nullopt) : Arg(dims);
+  Sym keep = call(OpId::keepdim_size, {size(x), dims_arg});
+  auto back = [&](Sym reduced) { return expand(reshape(reduced, keep), size(x)); };
+  Sym is_zero = eq(x, 0.0);
+  Sym safe = where(is_zero, 1.0, x);
+  Sym zeros = all_dims ? sum_all(is_zero) : sum(is_zero, dims, true);
+  Sym prod_nonzero =
+      all_dims ? call(OpId::prod, {safe}) : call(OpId::prod, {safe, c.input(1), true});
+  Sym zero_sum =
+      all_dims ? sum_all(where(is_zero, x, 0.0)) : sum(where(is_zero, x, 0.0), dims, true);
+  Sym zeros_e = back(zeros);
+  Sym others_nonzero = back(prod_nonzero);
+  Sym other_zero = back(zero_sum) - x;  // with two zeros: the other one (value 0)
+  Sym zero_grad = where(eq(zeros_e, 1), others_nonzero,
+                        where(eq(zeros_e, 2), other_zero * others_nonzero, 0.0));
+  Sym nonzero_grad = back(c.output()) / safe;
+  return back(g) * where(is_zero, zero_grad, nonzero_grad);
+}
+std::vector<Sym> prod_vjp(const RuleContext& c) { return {prod_grad(c, c.grad())}; }
+std::vector<Sym> prod_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  // d prod = sum over the reduced dims of (product of the others) * t.
+  Sym ones = ones_like(c.output());
+  Sym weights = prod_grad(c, ones);
+  bool all_dims = c.input(1).value()->type()->kind() == TypeKind::None ||
+                  (c.constant_input(1) && c.constant_input(1)->is_none());
+  if (all_dims) return {sum_all(weights * t)};
+  Sym s = sum(weights * t, int_list(c.input(1)), true);
+  return {reshape(s, size(c.output()))};
+}
+
+// Selections: the elements equal to the result share its gradient.
+Sym selection_grad(Sym g, Sym x, Sym y, Arg dims) {
+  Sym keep = call(OpId::keepdim_size, {size(x), dims});
+  Sym mask = eq(x, reshape(y, keep));
+  Sym count = call(OpId::sum, {mask, dims, true});
+  return where(mask, expand(reshape(g, keep), size(x)) / count, 0.0);
+}
+std::vector<Sym> amax_vjp(const RuleContext& c) {
+  return {selection_grad(c.grad(), c.input(0), c.output(), c.input(1))};
+}
+std::vector<Sym> amax_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  Sym x = c.input(0);
+  Sym keep = call(OpId::keepdim_size, {size(x), c.input(1)});
+  Sym mask = eq(x, reshape(c.output(), keep));
+  Sym num = call(OpId::sum, {where(mask, t, 0.0), c.input(1), true});
+  Sym den = call(OpId::sum, {mask, c.input(1), true});
+  return {reshape(num / den, size(c.output()))};
+}
+std::vector<Sym> max_all_vjp(const RuleContext& c) {
+  return {selection_grad(c.grad(), c.input(0), c.output(), std::nullopt)};
+}
+std::vector<Sym> max_all_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  Sym mask = eq(c.input(0), c.output());
+  return {sum_all(where(mask, t, 0.0)) / sum_all(mask)};
+}
+
+// max.dim / min.dim: the gradient of the values goes to the selected index.
+std::vector<Sym> max_dim_vjp(const RuleContext& c) {
+  Sym x = c.input(0), g = c.grad(0), idx = c.output(1);
+  Sym dim = c.input(1);
+  Sym keep = call(OpId::keepdim_size, {size(x), int_list(dim)});
+  return {call(OpId::scatter_add, {zeros_like(x), dim, reshape(idx, keep), reshape(g, keep)})};
+}
+std::vector<Sym> max_dim_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym(), Sym()};
+  Sym x = c.input(0), idx = c.output(1), dim = c.input(1);
+  Sym keep = call(OpId::keepdim_size, {size(x), int_list(dim)});
+  Sym picked = call(OpId::gather, {t, dim, reshape(idx, keep)});
+  return {reshape(picked, size(c.output(0))), Sym()};
+}
+
+// logsumexp: softmax of x over the dims.
+std::vector<Sym> logsumexp_vjp(const RuleContext& c) {
+  Sym x = c.input(0);
+  Sym keep = call(OpId::keepdim_size, {size(x), c.input(1)});
+  Sym soft = exp(x - reshape(c.output(), keep));
+  return {expand_back(c.grad(), x, c.input(1)) * soft};
+}
+std::vector<Sym> logsumexp_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  Sym x = c.input(0);
+  Sym keep = call(OpId::keepdim_size, {size(x), c.input(1)});
+  Sym soft = exp(x - reshape(c.output(), keep));
+  return {reshape(call(OpId::sum, {soft * t, c.input(1), true}), size(c.output()))};
+}
+
+// var and std, over all elements (var, std) or over dims (var.dim, std.dim).
+struct Moments {
+  Sym dims;      // int[]? value, or null for all
+  Sym unbiased;  // bool value
+};
+Moments moments_of(const RuleContext& c) {
+  bool over_dims = c.node()->op() == OpId::var_dim || c.node()->op() == OpId::std_dim;
+  return over_dims ? Moments{c.input(1), c.input(2)} : Moments{Sym(), c.input(1)};
+}
+// d var / dx = 2 (x - mean) / (N - ddof), as a tensor shaped like x.
+Sym var_partial(const RuleContext& c) {
+  Sym x = c.input(0);
+  Moments m = moments_of(c);
+  Arg dims = m.dims ? Arg(m.dims) : Arg(std::nullopt);
+  Sym mean = call(OpId::mean, {x, dims, true});
+  Sym n = reduced_count(x, c.output());
+  Sym ddof = call(OpId::Float_bool, {m.unbiased});
+  Sym denom = call(OpId::sub_float, {n, ddof});
+  return (x - mean) * call(OpId::div_float, {2.0, denom});
+}
+Sym reduced_dims_arg(const RuleContext& c) {
+  Moments m = moments_of(c);
+  return m.dims;
+}
+std::vector<Sym> var_vjp(const RuleContext& c) {
+  Sym dims = reduced_dims_arg(c);
+  Arg d = dims ? Arg(dims) : Arg(std::nullopt);
+  return {expand_back(c.grad(), c.input(0), d) * var_partial(c)};
+}
+std::vector<Sym> var_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  Sym dims = reduced_dims_arg(c);
+  Arg d = dims ? Arg(dims) : Arg(std::nullopt);
+  return {reshape(call(OpId::sum, {var_partial(c) * t, d, true}), size(c.output()))};
+}
+// std = sqrt(var): d std = d var / (2 std); 0 where std is 0, as PyTorch.
+Sym std_scale(const RuleContext& c) {
+  Sym dims = reduced_dims_arg(c);
+  Arg d = dims ? Arg(dims) : Arg(std::nullopt);
+  Sym x = c.input(0);
+  Sym keep = call(OpId::keepdim_size, {size(x), d});
+  Sym y = reshape(c.output(), keep);
+  return where(eq(y, 0.0), 0.0, reciprocal(y * 2.0));
+}
+std::vector<Sym> std_vjp(const RuleContext& c) {
+  Sym dims = reduced_dims_arg(c);
+  Arg d = dims ? Arg(dims) : Arg(std::nullopt);
+  return {expand_back(c.grad(), c.input(0), d) * var_partial(c) * std_scale(c)};
+}
+std::vector<Sym> std_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  Sym dims = reduced_dims_arg(c);
+  Arg d = dims ? Arg(dims) : Arg(std::nullopt);
+  Sym dx = var_partial(c) * std_scale(c) * t;
+  return {reshape(call(OpId::sum, {dx, d, true}), size(c.output()))};
+}
+
+// norm(x, p, dim): p = 2 (default) x / ||x||, p = 1 sign(x), other finite p
+// x |x|^(p-2) / ||x||^(p-1); 0 where the norm is 0, as PyTorch.
+Sym norm_partial(const RuleContext& c) {
+  Sym x = c.input(0);
+  Sym keep = call(OpId::keepdim_size, {size(x), c.input(2)});
+  Sym y = reshape(c.output(), keep);
+  const IValue* p = c.constant_input(1);
+  double pv = p && p->is_number() ? p->to_double() : 2.0;
+  if (pv == 1.0) return sign(x);
+  if (pv == 2.0) return where(eq(y, 0.0), 0.0, x / y);
+  if (std::isinf(pv)) {
+    Sym mask = eq(abs(x), y);
+    Sym count = call(OpId::sum, {mask, c.input(2), true});
+    return where(mask, sign(x) / count, 0.0);
+  }
+  return where(eq(y, 0.0), 0.0, x * pow(abs(x), pv - 2.0) / pow(y, pv - 1.0));
+}
+std::vector<Sym> norm_vjp(const RuleContext& c) {
+  return {expand_back(c.grad(), c.input(0), c.input(2)) * norm_partial(c)};
+}
+std::vector<Sym> norm_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  return {reshape(call(OpId::sum, {norm_partial(c) * t, c.input(2), true}), size(c.output()))};
+}
+
+// cumsum: the gradient is the reversed cumulative sum of g.
+std::vector<Sym> cumsum_vjp(const RuleContext& c) {
+  Sym dim = int_list(c.input(1));
+  Sym flipped = call(OpId::flip, {c.grad(), dim});
+  Sym rev = call(OpId::flip, {call(OpId::cumsum, {flipped, c.input(1)}), dim});
+  return {to_dtype(rev, dtype_of(c.input(0)))};
+}
+
+}  // namespace
+
+#define TSL_RULE(op, vjp, jvp) table[static_cast<size_t>(OpId::op)] = {&vjp, &jvp}
+
+void register_reduction_derivatives(DerivativeTable& table) {
+  TSL_RULE(sum, sum_vjp, linear_jvp);
+  TSL_RULE(mean, mean_vjp, linear_jvp);
+  TSL_RULE(prod, prod_vjp, prod_jvp);
+  TSL_RULE(amax, amax_vjp, amax_jvp);
+  TSL_RULE(amin, amax_vjp, amax_jvp);
+  TSL_RULE(max, max_all_vjp, max_all_jvp);
+  TSL_RULE(min, max_all_vjp, max_all_jvp);
+  TSL_RULE(max_dim, max_dim_vjp, max_dim_jvp);
+  TSL_RULE(min_dim, max_dim_vjp, max_dim_jvp);
+  TSL_RULE(logsumexp, logsumexp_vjp, logsumexp_jvp);
+  TSL_RULE(var, var_vjp, var_jvp);
+  TSL_RULE(var_dim, var_vjp, var_jvp);
+  TSL_RULE(std, std_vjp, std_jvp);
+  TSL_RULE(std_dim, std_vjp, std_jvp);
+  TSL_RULE(norm, norm_vjp, norm_jvp);
+  TSL_RULE(cumsum, cumsum_vjp, linear_jvp);
+}
+
+}  // namespace tsl::autodiff

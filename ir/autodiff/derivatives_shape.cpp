@@ -1,0 +1,259 @@
+// Derivative rules of the shape, view, indexing and scatter ops. All are linear in
+// their tensor inputs, so the forward rule applies the op to the tangent and the
+// reverse rule is the adjoint: views undo their reshaping, gathers scatter back,
+// scatters gather.
+#include "ir/autodiff/derivatives.h"
+
+namespace tsl::autodiff {
+namespace {
+
+std::vector<Sym> linear_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  return {t ? apply_with_input(c, 0, t) : Sym()};
+}
+
+// The tangent of an op linear in several tensor inputs jointly (the scatters): the
+// op on the tangents, with zeros for inputs whose tangent is zero.
+bool carries_tangent(const RuleContext& c, size_t i) {
+  if (!c.is_tensor_input(i)) return false;
+  OpId op = c.node()->op();
+  return !((op == OpId::scatter_add || op == OpId::index_add) && i == 2);  // the index
+}
+std::vector<Sym> multilinear_jvp(const RuleContext& c) {
+  bool any = false;
+  std::vector<Arg> args;
+  for (size_t i = 0; i < c.num_inputs(); ++i) {
+    if (!carries_tangent(c, i)) {
+      args.emplace_back(c.input(i));
+      continue;
+    }
+    Sym t = c.tangent(i);
+    any |= static_cast<bool>(t);
+    args.emplace_back(t ? t : zeros_like(c.input(i)));
+  }
+  if (!any) return {Sym()};
+  return {call(c.node()->op(), std::move(args))};
+}
+
+std::vector<Sym> reshape_vjp(const RuleContext& c) { return {reshape(c.grad(), size(c.input(0)))}; }
+std::vector<Sym> identity_vjp(const RuleContext& c) { return {c.grad()}; }
+std::vector<Sym> t_vjp(const RuleContext& c) { return {call(OpId::t, {c.grad()})}; }
+std::vector<Sym> transpose_vjp(const RuleContext& c) {
+  return {transpose(c.grad(), c.input(1), c.input(2))};
+}
+std::vector<Sym> permute_vjp(const RuleContext& c) {
+  return {call(OpId::permute, {c.grad(), call(OpId::invert_permutation, {c.input(1)})})};
+}
+std::vector<Sym> expand_vjp(const RuleContext& c) { return {sum_to(c.grad(), c.input(0))}; }
+std::vector<Sym> as_jvp(const RuleContext& c) {  // expand_as, view_as, reshape_as
+  Sym t = c.tangent(0);
+  return {t ? call(c.node()->op(), {t, c.input(1)}) : Sym()};
+}
+
+std::vector<Sym> narrow_vjp(const RuleContext& c) {
+  Sym x = c.input(0);
+  Sym end = call(OpId::add_int, {c.input(2), c.input(3)});
+  return {call(OpId::slice_scatter, {zeros_like(x), c.grad(), c.input(1), c.input(2), end, 1})};
+}
+std::vector<Sym> select_vjp(const RuleContext& c) {
+  return {call(OpId::select_scatter, {zeros_like(c.input(0)), c.grad(), c.input(1), c.input(2)})};
+}
+std::vector<Sym> slice_vjp(const RuleContext& c) {
+  return {call(OpId::slice_scatter,
+               {zeros_like(c.input(0)), c.grad(), c.input(1), c.input(2), c.input(3), c.input(4)})};
+}
+std::vector<Sym> index_vjp(const RuleContext& c) {
+  return {call(OpId::index_put, {zeros_like(c.input(0)), c.input(1), c.grad(), true})};
+}
+std::vector<Sym> index_select_vjp(const RuleContext& c) {
+  return {call(OpId::index_add, {zeros_like(c.input(0)), c.input(1), c.input(2), c.grad()})};
+}
+std::vector<Sym> gather_vjp(const RuleContext& c) {
+  return {call(OpId::scatter_add, {zeros_like(c.input(0)), c.input(1), c.input(2), c.grad()})};
+}
+std::vector<Sym> flip_vjp(const RuleContext& c) {
+  return {call(OpId::flip, {c.grad(), c.input(1)})};
+}
+
+// repeat: the tiles' gradients summed. The result is viewed as [r0, s0, r1, s1, ...]
+// and summed over the r dims (their count is the static length of `repeats`).
+std::vector<Sym> repeat_vjp(const RuleContext& c) {
+  Sym x = c.input(0);
+  const Node* reps = c.input(1).value()->node();
+  size_t n = 0;
+  if (reps->op() == OpId::ListConstruct) {
+    n = reps->inputs().size();
+  } else if (reps->op() == OpId::Constant && reps->attr("value").is_list()) {
+    n = reps->attr("value").to_int_vector().size();
+  } else {
+    compile_error(c.node()->range(),
+                  "no gradient for `repeat` with repeats that are not a list written out");
+  }
+  std::vector<int64_t> tile_dims;
+  for (size_t i = 0; i < n; ++i) tile_dims.push_back(static_cast<int64_t>(2 * i));
+  Sym split = reshape(c.grad(), call(OpId::repeat_grad_size, {size(x), c.input(1)}));
+  Sym summed = call(OpId::sum, {split, tile_dims, false});
+  return {reshape(summed, size(x))};
+}
+
+std::vector<Sym> to_dtype_vjp(const RuleContext& c) {
+  return {to_dtype(c.grad(), dtype_of(c.input(0)))};
+}
+std::vector<Sym> to_device_vjp(const RuleContext& c) {
+  Sym dev = call(OpId::device, {c.input(0)});
+  dev.value()->set_type(Type::device());
+  return {call(OpId::to_device, {c.grad(), dev})};
+}
+
+// cat and stack: the gradient of the list input is a list, one piece per tensor.
+// Autodiff hands each piece to the element it came from (see Note [Lists]).
+bool is_literal_list(const Value* list) {
+  if (list->node()->op() != OpId::ListConstruct) return false;
+  for (const Use& u : list->uses()) {
+    if (u.user->op() == OpId::append_list && u.offset == 0) return false;
+  }
+  return true;
+}
+std::vector<Sym> cat_vjp(const RuleContext& c) {
+  Sym list = c.input(0);
+  Sym sizes;
+  if (is_literal_list(list)) {
+    Graph& g = FormulaScope::graph();
+    std::vector<Value*> elems;
+    for (Value* e : list.value()->node()->inputs())
+      elems.push_back(call(OpId::size_dim, {e, c.input(1)}));
+    Node* sz = g.insert(g.create(OpId::ListConstruct, elems));
+    sz->set_range(FormulaScope::range());
+    sizes = sz->output()->set_type(Type::list(Type::int_()));
+  } else {
+    sizes = call(OpId::list_sizes_along, {list, c.input(1)});
+  }
+  Sym pieces = call(OpId::split_sizes, {c.grad(), sizes, c.input(1)});
+  return {pieces};
+}
+std::vector<Sym> stack_vjp(const RuleContext& c) {
+  Sym list = c.input(0);
+  if (!is_literal_list(list)) {
+    // Pieces keep a size-1 dim; the list gradient ops reshape them to each element.
+    return {call(OpId::split, {c.grad(), 1, c.input(1)})};
+  }
+  Graph& g = FormulaScope::graph();
+  std::vector<Value*> pieces;
+  for (size_t i = 0; i < list.value()->node()->inputs().size(); ++i) {
+    pieces.push_back(call(OpId::select, {c.grad(), c.input(1), static_cast<int64_t>(i)}));
+  }
+  Node* l = g.insert(g.create(OpId::ListConstruct, pieces));
+  l->set_range(FormulaScope::range());
+  return {Sym(l->output()->set_type(Type::list(Type::tensor())))};
+}
+// The tangent of cat/stack: the op on the list of tangents (zeros where none).
+std::vector<Sym> join_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);  // autodiff gives a list of tangents for a ListConstruct input
+  return {t ? call(c.node()->op(), {t, c.input(1)}) : Sym()};
+}
+
+// split, split.sizes, chunk: autodiff turns each piece read from the list into a
+// narrow of the input (see forward_split_pieces), so a gradient reaches the list
+// itself only when it is used as a whole.
+std::vector<Sym> split_vjp(const RuleContext& c) {
+  compile_error(c.node()->range(),
+                "no gradient for the list `" + std::string(c.node()->info().base_name()) +
+                    "` returns when it is used as a whole (index its pieces instead, as in "
+                    "`a, b = x.chunk(2)`)");
+}
+std::vector<Sym> split_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  Sym pieces = apply_with_input(c, 0, t);
+  return {pieces};
+}
+
+// The scatters (adjoints of the gathers above) and sum_to_size.
+std::vector<Sym> sum_to_size_vjp(const RuleContext& c) {
+  return {expand(c.grad(), size(c.input(0)))};
+}
+std::vector<Sym> scatter_add_vjp(const RuleContext& c) {
+  return {c.needs(0) ? c.grad() : Sym(), Sym(), Sym(),
+          c.needs(3) ? call(OpId::gather, {c.grad(), c.input(1), c.input(2)}) : Sym()};
+}
+std::vector<Sym> index_add_vjp(const RuleContext& c) {
+  Sym gs;
+  if (c.needs(3)) gs = call(OpId::index_select, {c.grad(), c.input(1), c.input(2)}) * c.input(4);
+  return {c.needs(0) ? c.grad() : Sym(), Sym(), Sym(), gs};
+}
+std::vector<Sym> index_put_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  Sym gself;
+  if (c.needs(0)) {
+    const IValue* acc = c.constant_input(3);
+    gself = acc && acc->is_bool() && acc->to_bool()
+                ? g
+                : call(OpId::index_put, {g, c.input(1), zeros_like(c.input(2)), false});
+  }
+  Sym gvalues;
+  if (c.needs(2)) gvalues = c.reduce_to(call(OpId::index, {g, c.input(1)}), 2);
+  return {gself, Sym(), gvalues, Sym()};
+}
+std::vector<Sym> slice_scatter_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  Sym gself, gsrc;
+  if (c.needs(0)) {
+    gself = call(OpId::slice_scatter,
+                 {g, zeros_like(c.input(1)), c.input(2), c.input(3), c.input(4), c.input(5)});
+  }
+  if (c.needs(1)) gsrc = call(OpId::slice, {g, c.input(2), c.input(3), c.input(4), c.input(5)});
+  return {gself, gsrc};
+}
+std::vector<Sym> select_scatter_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  Sym gself, gsrc;
+  if (c.needs(0)) {
+    gself = call(OpId::select_scatter, {g, zeros_like(c.input(1)), c.input(2), c.input(3)});
+  }
+  if (c.needs(1)) gsrc = call(OpId::select, {g, c.input(2), c.input(3)});
+  return {gself, gsrc};
+}
+
+}  // namespace
+
+#define TSL_RULE(op, vjp, jvp) table[static_cast<size_t>(OpId::op)] = {&vjp, &jvp}
+
+void register_shape_derivatives(DerivativeTable& table) {
+  TSL_RULE(t, t_vjp, linear_jvp);
+  TSL_RULE(transpose, transpose_vjp, linear_jvp);
+  TSL_RULE(permute, permute_vjp, linear_jvp);
+  for (OpId op : {OpId::reshape, OpId::view, OpId::flatten, OpId::squeeze, OpId::squeeze_dim,
+                  OpId::unsqueeze}) {
+    table[static_cast<size_t>(op)] = {&reshape_vjp, &linear_jvp};
+  }
+  TSL_RULE(view_as, reshape_vjp, as_jvp);
+  TSL_RULE(reshape_as, reshape_vjp, as_jvp);
+  TSL_RULE(expand, expand_vjp, linear_jvp);
+  TSL_RULE(broadcast_to, expand_vjp, linear_jvp);
+  TSL_RULE(expand_as, expand_vjp, as_jvp);
+  TSL_RULE(contiguous, identity_vjp, linear_jvp);
+  TSL_RULE(clone, identity_vjp, linear_jvp);
+  TSL_RULE(narrow, narrow_vjp, linear_jvp);
+  TSL_RULE(select, select_vjp, linear_jvp);
+  TSL_RULE(slice, slice_vjp, linear_jvp);
+  TSL_RULE(index, index_vjp, linear_jvp);
+  TSL_RULE(index_select, index_select_vjp, linear_jvp);
+  TSL_RULE(gather, gather_vjp, linear_jvp);
+  TSL_RULE(flip, flip_vjp, linear_jvp);
+  TSL_RULE(repeat, repeat_vjp, linear_jvp);
+  TSL_RULE(to_dtype, to_dtype_vjp, linear_jvp);
+  TSL_RULE(to_device, to_device_vjp, linear_jvp);
+  TSL_RULE(cat, cat_vjp, join_jvp);
+  TSL_RULE(stack, stack_vjp, join_jvp);
+  TSL_RULE(split, split_vjp, split_jvp);
+  TSL_RULE(split_sizes, split_vjp, split_jvp);
+  TSL_RULE(chunk, split_vjp, split_jvp);
+  TSL_RULE(sum_to_size, sum_to_size_vjp, linear_jvp);
+  TSL_RULE(scatter_add, scatter_add_vjp, multilinear_jvp);
+  TSL_RULE(index_add, index_add_vjp, multilinear_jvp);
+  TSL_RULE(index_put, index_put_vjp, multilinear_jvp);
+  TSL_RULE(slice_scatter, slice_scatter_vjp, multilinear_jvp);
+  TSL_RULE(select_scatter, select_scatter_vjp, multilinear_jvp);
+}
+
+}  // namespace tsl::autodiff

@@ -1,0 +1,189 @@
+// Forward-mode differentiation; see Note [Forward mode] in forward_mode.h.
+#include "ir/autodiff/forward_mode.h"
+
+#include <unordered_map>
+
+#include "ir/autodiff/derivatives.h"
+#include "ir/autodiff/differentiate.h"
+#include "ir/autodiff/prepare.h"
+
+namespace tsl::autodiff {
+namespace {
+
+class TangentPropagation {
+ public:
+  TangentPropagation(Graph& g, const Dependence& dependence) : g_(g), dep_(dependence) {}
+
+  void set_tangent(const Value* v, Value* t) { tangents_[v] = t; }
+  Value* tangent(const Value* v) const {
+    auto it = tangents_.find(v);
+    return it == tangents_.end() ? nullptr : it->second;
+  }
+
+  void process_block(Block* b) {
+    for (Node* n : *b) process_node(n);
+  }
+
+  // The tangent of `v`, or zeros shaped like it inserted at the end of `b`.
+  Value* tangent_or_zeros(Value* v, Block* b, const SourceRange& range) {
+    if (Value* t = tangent(v)) return t;
+    InsertPointGuard guard(g_, b);
+    FormulaScope scope(g_, range);
+    return zero_tangent(v);
+  }
+
+  // Zeros shaped like v. In a gradient graph v may be an undefined tensor (a zero
+  // gradient) at run time; its tangent is then undefined too (AutogradZeros).
+  static Sym zero_tangent(Value* v) {
+    if (v->node()->op() == OpId::Undefined) return undefined();
+    return call(OpId::AutogradZeros, {undefined(), v});
+  }
+
+ private:
+  bool depends(const Value* v) const { return dep_.requiring.count(v) != 0; }
+
+  void process_node(Node* n) {
+    if (n->op() == OpId::Constant) return;
+    bool any = false;
+    for (const Value* in : n->inputs()) any |= tangent(in) != nullptr;
+    // Control flow reads outer values inside its blocks: always look inside.
+    if (n->op() == OpId::Loop) return process_loop(n);
+    if (n->op() == OpId::If) return process_if(n);
+    if (n->op() == OpId::ListConstruct) return process_list(n);  // [] may be appended to
+    if (n->op() == OpId::append_list) return process_append(n);
+    if (!any) return;
+    switch (n->op()) {
+      case OpId::getitem_list: {
+        InsertPointGuard guard(g_, n->next());
+        Value* t = g_.insert_op(OpId::getitem_list, {tangent(n->input(0)), n->input(1)},
+                                Type::tensor(), n->range());
+        set_tangent(n->output(), t);
+        return;
+      }
+      case OpId::unwrap_optional:
+      case OpId::to_optional:
+        if (Value* t = tangent(n->input(0))) set_tangent(n->output(), t);
+        return;
+      default:
+        return process_op(n);
+    }
+  }
+
+  void process_op(Node* n) {
+    const DerivativeRule* rule = derivative_rule(n->op());
+    if (!rule) return;  // results that do not depend on the values (sizes, comparisons)
+    InsertPointGuard guard(g_, n->next());
+    FormulaScope scope(g_, n->range());
+    std::vector<Sym> ts;
+    for (const Value* in : n->inputs()) ts.emplace_back(tangent(in));
+    RuleContext ctx(n, {}, ts, {});
+    std::vector<Sym> res = rule->jvp(ctx);
+    for (size_t i = 0; i < res.size() && i < n->outputs().size(); ++i) {
+      if (res[i] && depends(n->output(i))) {
+        Value* t = res[i].value();
+        if (!n->output(i)->debug_name().empty() && t->debug_name().empty())
+          t->set_debug_name("t" + n->output(i)->debug_name());
+        set_tangent(n->output(i), t);
+      }
+    }
+  }
+
+  // A list of tensors: the list of their tangents (zeros for constants), kept in
+  // step with the list by process_append.
+  void process_list(Node* n) {
+    if (!is_tensor_list(n->output()->type()) || !depends(n->output())) return;
+    InsertPointGuard guard(g_, n->next());
+    FormulaScope scope(g_, n->range());
+    std::vector<Value*> ts;
+    for (Value* e : n->inputs()) ts.push_back(tangent(e) ? tangent(e) : zero_tangent(e).value());
+    Node* l = g_.insert(g_.create(OpId::ListConstruct, ts, 1));
+    l->set_range(n->range());
+    set_tangent(n->output(), l->output()->set_type(n->output()->type()));
+  }
+
+  void process_append(Node* n) {
+    Value* tl = tangent(n->input(0));
+    if (!tl) return;
+    InsertPointGuard guard(g_, n->next());
+    FormulaScope scope(g_, n->range());
+    Value* v = n->input(1);
+    Value* tv = tangent(v) ? tangent(v) : zero_tangent(v).value();
+    g_.insert(g_.create(OpId::append_list, {tl, tv}, 0))->set_range(n->range());
+  }
+
+  void process_if(Node* n) {
+    for (Block* b : n->blocks()) process_block(b);
+    size_t outputs = n->outputs().size();
+    for (size_t k = 0; k < outputs; ++k) {
+      if (!depends(n->output(k)) || !n->output(k)->type()->is_tensor()) continue;
+      for (Block* b : n->blocks()) b->add_return(tangent_or_zeros(b->returns()[k], b, n->range()));
+      set_tangent(n->output(k), n->add_output()->set_type(Type::tensor()));
+    }
+  }
+
+  void process_loop(Node* n) {
+    Block* body = n->block(0);
+    size_t carried = n->outputs().size();
+    std::vector<size_t> with_tangent;
+    for (size_t k = 0; k < carried; ++k) {
+      if (depends(body->params()[k + 1]) && body->params()[k + 1]->type()->is_tensor())
+        with_tangent.push_back(k);
+    }
+    if (with_tangent.empty()) {
+      process_block(body);  // tangents of outer values used inside stay inside
+      return;
+    }
+    for (size_t k : with_tangent) {
+      Value* init = n->input(k + 2);
+      Value* t0 = tangent(init);
+      if (!t0) {
+        InsertPointGuard guard(g_, n);
+        FormulaScope scope(g_, n->range());
+        t0 = zero_tangent(init);
+      }
+      n->add_input(t0);
+      set_tangent(body->params()[k + 1], body->add_param(Type::tensor()));
+    }
+    process_block(body);
+    for (size_t k : with_tangent) {
+      body->add_return(tangent_or_zeros(body->returns()[k + 1], body, n->range()));
+      set_tangent(n->output(k), n->add_output()->set_type(Type::tensor()));
+    }
+  }
+
+  Graph& g_;
+  const Dependence& dep_;
+  std::unordered_map<const Value*, Value*> tangents_;
+};
+
+}  // namespace
+
+JvpGraph build_jvp(const Graph& forward, const std::vector<size_t>& wrt,
+                   const std::string& function_name, size_t tangent_position) {
+  JvpGraph result;
+  result.graph = forward.clone();
+  Graph& g = *result.graph;
+  prepare_for_differentiation(g);
+  Dependence dep = analyze_dependence(g, wrt);
+  result.num_forward_outputs = g.outputs().size();
+  for (const Value* out : g.outputs()) check_no_cut(dep, out, function_name);
+  TangentPropagation prop(g, dep);
+  size_t pos = std::min(tangent_position, g.inputs().size());
+  std::vector<Value*> primal_inputs = g.inputs();
+  for (size_t i : wrt) {
+    Value* in = primal_inputs.at(i);
+    std::string name = in->debug_name().empty() ? "" : "t" + in->debug_name();
+    Value* t = g.block()->insert_param(pos++, Type::tensor(), name);
+    if (is_differentiable_type(in->type())) prop.set_tangent(in, t);
+  }
+  prop.process_block(g.block());
+  for (size_t k = 0; k < result.num_forward_outputs; ++k) {
+    Value* out = g.outputs()[k];
+    if (!out->type()->is_tensor()) continue;
+    g.add_output(prop.tangent_or_zeros(out, g.block(), out->node()->range()));
+  }
+  remove_dead_nodes(g);
+  return result;
+}
+
+}  // namespace tsl::autodiff

@@ -1,0 +1,275 @@
+// What autodiff does to a graph before differentiating it, and the analysis of
+// which values depend differentiably on the differentiated inputs (prepare.h).
+#include "ir/autodiff/prepare.h"
+
+#include <algorithm>
+
+#include "ir/autodiff/derivatives.h"
+
+namespace tsl::autodiff {
+
+bool is_differentiable_type(const TypePtr& t) {
+  if (!t || !t->is_tensor()) return false;
+  std::optional<DType> dt = t->tensor_dtype();
+  return !dt || *dt == DType::Float32 || *dt == DType::Float64;
+}
+
+bool is_tensor_list(const TypePtr& t) {
+  return t && t->kind() == TypeKind::List && t->element()->is_tensor();
+}
+
+std::string line_of(const Node* n) {
+  return n->range().valid() ? " at line " + std::to_string(n->range().line) : "";
+}
+
+namespace {
+
+// ---- Preparation ----------------------------------------------------------------------
+
+// TupleUnpack(TupleConstruct(xs)) -> xs, TupleIndex(TupleConstruct(xs), k) -> xs[k]:
+// what inlining a function that returns a tuple leaves behind.
+void forward_tuples(Block* b) {
+  for (Node* n : *b) {
+    for (Block* nb : n->blocks()) forward_tuples(nb);
+    if (n->op() != OpId::TupleUnpack && n->op() != OpId::TupleIndex) continue;
+    const Node* tup = n->input(0)->node();
+    if (tup->op() != OpId::TupleConstruct) continue;
+    if (n->op() == OpId::TupleUnpack) {
+      for (size_t i = 0; i < n->outputs().size(); ++i)
+        n->output(i)->replace_all_uses_with(tup->input(i));
+    } else {
+      size_t k = static_cast<size_t>(n->attr("index").to_int());
+      n->output()->replace_all_uses_with(tup->input(k));
+    }
+  }
+}
+
+// getitem(split(x, ..., dim), i) -> narrow(x, dim, start, length), with start and
+// length read from the pieces (so split's checks and Python's indexing still
+// apply): a piece becomes an ordinary differentiable view of x.
+void forward_split_pieces(Graph& g, Block* b) {
+  for (Node* n : *b) {
+    for (Block* nb : n->blocks()) forward_split_pieces(g, nb);
+    if (n->op() != OpId::getitem_list) continue;
+    const Node* split = n->input(0)->node();
+    const Node* index = n->input(1)->node();
+    if (split->op() == OpId::ListConstruct && index->op() == OpId::Constant) {
+      // [a, b][0] is a: lists only grow (append), so the elements a literal list
+      // starts with stay where they are.
+      int64_t k = index->attr("value").to_int();
+      if (k >= 0 && static_cast<size_t>(k) < split->inputs().size()) {
+        n->output()->replace_all_uses_with(split->input(static_cast<size_t>(k)));
+        n->destroy();
+      }
+      continue;
+    }
+    if (split->op() != OpId::split && split->op() != OpId::split_sizes &&
+        split->op() != OpId::chunk)
+      continue;
+    InsertPointGuard guard(g, n);
+    FormulaScope scope(g, n->range());
+    Sym dim = split->input(2);
+    Sym range = call(OpId::split_piece_range, {n->input(0), n->input(1), dim});
+    Sym start = call(OpId::getitem_list, {range, 0});
+    Sym length = call(OpId::getitem_list, {range, 1});
+    start.value()->set_type(Type::int_());
+    length.value()->set_type(Type::int_());
+    Sym piece = call(OpId::narrow, {split->input(0), dim, start, length});
+    n->output()->replace_all_uses_with(piece);
+    n->destroy();
+  }
+}
+
+// dropout(x, p, training) -> x * dropout(ones_like(x), p, training): the same random
+// draws (same shape), and the mask becomes an ordinary value the gradient can use.
+void rewrite_dropout(Graph& g, Block* b) {
+  for (Node* n : *b) {
+    for (Block* nb : n->blocks()) rewrite_dropout(g, nb);
+    if (n->op() != OpId::dropout) continue;
+    InsertPointGuard guard(g, n);
+    FormulaScope scope(g, n->range());
+    Sym mask = call(OpId::dropout, {ones_like(n->input(0)), n->input(1), n->input(2)});
+    Sym y = Sym(n->input(0)) * mask;
+    n->output()->replace_all_uses_with(y);
+    n->destroy();
+  }
+}
+
+// GradOf(grads) { body } -> If(AnyDefined(grads)) { body } else { Undefined... }, so
+// that a gradient graph can be differentiated again with the If rule.
+void lower_grad_of(Graph& g, Block* b) {
+  for (Node* n : *b) {
+    for (Block* nb : n->blocks()) lower_grad_of(g, nb);
+    if (n->op() != OpId::GradOf) continue;
+    InsertPointGuard guard(g, n);
+    Value* any = g.insert_op(OpId::AnyDefined, n->inputs(), Type::bool_(), n->range());
+    Node* if_node = g.insert(g.create(OpId::If, {any}, n->outputs().size()));
+    if_node->set_range(n->range());
+    Block* then_block = if_node->add_block();
+    Block* else_block = if_node->add_block();
+    Block* body = n->block(0);
+    while (!body->empty()) (*body->begin())->move_before(then_block->return_node());
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      then_block->add_return(body->returns()[i]);
+      InsertPointGuard inner(g, else_block);
+      Value* u = g.insert_op(OpId::Undefined, {}, n->output(i)->type(), n->range());
+      else_block->add_return(u);
+      if_node->output(i)->set_type(n->output(i)->type());
+      n->output(i)->replace_all_uses_with(if_node->output(i));
+    }
+    while (!body->returns().empty()) body->erase_return(0);
+    n->destroy();
+  }
+}
+
+// ---- Which values need gradients -------------------------------------------------------
+
+class Analysis : public Dependence {
+ public:
+  void run(const Block* b) {
+    for (const Node* n : *b) visit(n);
+  }
+
+ private:
+  bool req(const Value* v) const { return requiring.count(v) != 0; }
+
+  void mark(const Value* v) {
+    if (is_differentiable_type(v->type()) || is_tensor_list(v->type())) requiring.insert(v);
+  }
+
+  static bool carries_cut(const TypePtr& t) {
+    return t->kind() == TypeKind::Float || is_differentiable_type(t);
+  }
+
+  void propagate_cuts(const Node* n, const std::vector<const Value*>& data_inputs) {
+    const Cut* from = nullptr;
+    for (const Value* v : data_inputs) {
+      auto it = cuts.find(v);
+      if (it != cuts.end()) from = &it->second;
+    }
+    // Ops that read a tensor's values into something without a gradient. (Other ops
+    // without a rule either return ints or bools, or do not depend on the values at
+    // all, as zeros_like; their results are constants for differentiation.)
+    bool origin = false;
+    static const OpId cutting[] = {OpId::item, OpId::item_float, OpId::Float_Tensor,
+                                   OpId::floor_divide, OpId::tolist};
+    if (std::find(std::begin(cutting), std::end(cutting), n->op()) != std::end(cutting)) {
+      for (const Value* v : data_inputs) origin |= req(v);
+    }
+    if (!from && !origin) return;
+    for (const Value* o : n->outputs()) {
+      if (!carries_cut(o->type())) continue;
+      Cut c = origin ? Cut{n, nullptr} : *from;
+      if (!origin && !c.consumer) c.consumer = n;
+      cuts.emplace(o, c);
+    }
+  }
+
+  void visit(const Node* n) {
+    switch (n->op()) {
+      case OpId::Constant:
+        return;
+      case OpId::If:
+        return visit_if(n);
+      case OpId::Loop:
+        return visit_loop(n);
+      default:
+        break;
+    }
+    std::vector<const Value*> ins(n->inputs().begin(), n->inputs().end());
+    propagate_cuts(n, ins);
+    if (n->op() == OpId::append_list && req(n->input(1))) {
+      mark(n->input(0));  // a list of tensors holds what is appended to it
+      return;
+    }
+    bool structural = n->op() == OpId::ListConstruct || n->op() == OpId::TupleConstruct ||
+                      n->op() == OpId::TupleUnpack || n->op() == OpId::TupleIndex ||
+                      n->op() == OpId::unwrap_optional || n->op() == OpId::to_optional ||
+                      n->op() == OpId::getitem_list;
+    if (!structural && !derivative_rule(n->op())) return;
+    bool any = std::any_of(ins.begin(), ins.end(), [&](const Value* v) { return req(v); });
+    if (!any) return;
+    for (const Value* o : n->outputs()) mark(o);
+  }
+
+  void visit_if(const Node* n) {
+    run(n->block(0));
+    run(n->block(1));
+    for (size_t k = 0; k < n->outputs().size(); ++k) {
+      for (const Block* b : n->blocks()) {
+        const Value* r = b->returns()[k];
+        if (req(r)) mark(n->output(k));
+        auto c = cuts.find(r);
+        if (c != cuts.end()) cuts.emplace(n->output(k), c->second);
+      }
+    }
+  }
+
+  void visit_loop(const Node* n) {
+    const Block* body = n->block(0);
+    size_t carried = n->outputs().size();
+    for (size_t k = 0; k < carried; ++k) {
+      if (req(n->input(k + 2))) mark(body->params()[k + 1]);
+      auto c = cuts.find(n->input(k + 2));
+      if (c != cuts.end()) cuts.emplace(body->params()[k + 1], c->second);
+    }
+    for (bool changed = true; changed;) {
+      run(body);
+      changed = false;
+      for (size_t k = 0; k < carried; ++k) {
+        const Value* r = body->returns()[k + 1];
+        const Value* p = body->params()[k + 1];
+        if (req(r) && !req(p)) {
+          mark(p);
+          changed |= req(p);
+        }
+        auto c = cuts.find(r);
+        if (c != cuts.end() && !cuts.count(p)) {
+          cuts.emplace(p, c->second);
+          changed = true;
+        }
+      }
+    }
+    for (size_t k = 0; k < carried; ++k) {
+      if (req(body->params()[k + 1])) mark(n->output(k));
+      auto c = cuts.find(body->params()[k + 1]);
+      if (c != cuts.end()) cuts.emplace(n->output(k), c->second);
+    }
+  }
+};
+
+}  // namespace
+
+void prepare_for_differentiation(Graph& g) {
+  forward_tuples(g.block());
+  forward_split_pieces(g, g.block());
+  rewrite_dropout(g, g.block());
+  lower_grad_of(g, g.block());
+}
+
+Dependence analyze_dependence(const Graph& g, const std::vector<size_t>& wrt) {
+  Analysis a;
+  for (size_t i : wrt) {
+    const Value* in = g.inputs().at(i);
+    if (is_differentiable_type(in->type())) a.requiring.insert(in);
+  }
+  a.run(g.block());
+  return a;
+}
+
+void check_no_cut(const Dependence& a, const Value* out, const std::string& function_name) {
+  auto it = a.cuts.find(out);
+  if (it == a.cuts.end()) return;
+  const Cut& c = it->second;
+  std::string fn = function_name.empty() ? "the function" : "`" + function_name + "`";
+  std::string msg =
+      "no gradient for `" + std::string(c.origin->info().base_name()) + "`" + line_of(c.origin) +
+      " (it turns a tensor into a plain number), yet its result " + "reaches the result of " + fn;
+  if (c.consumer) {
+    msg += " through `" + std::string(c.consumer->info().base_name()) + "`" + line_of(c.consumer);
+  }
+  msg += "; use .detach() to cut the gradient on purpose";
+  compile_error(c.origin->range(), msg);
+}
+
+}  // namespace tsl::autodiff

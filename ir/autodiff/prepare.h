@@ -1,0 +1,39 @@
+// Shared by reverse and forward mode: the rewrites done before differentiating
+// (tuples forwarded, dropout's mask made explicit, GradOf blocks lowered to If so a
+// gradient graph can be differentiated again) and the analysis of which values
+// depend differentiably on the differentiated inputs.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tsl::autodiff {
+
+bool is_differentiable_type(const TypePtr& t);  // a float (or unknown-dtype) tensor
+bool is_tensor_list(const TypePtr& t);
+std::string line_of(const Node* n);  // " at line 7", or "" without a location
+
+void prepare_for_differentiation(Graph& g);
+
+// A value that depends on a differentiated input only through an op that reads a
+// tensor into a plain number (`item()`, `float(t)`): the gradient would silently
+// miss that path, so reaching the output with one is a compile error.
+struct Cut {
+  const Node* origin;    // the op without a gradient
+  const Node* consumer;  // the first op that used its result
+};
+
+struct Dependence {
+  std::unordered_set<const Value*> requiring;  // depends differentiably on a wrt input
+  std::unordered_map<const Value*, Cut> cuts;
+};
+Dependence analyze_dependence(const Graph& g, const std::vector<size_t>& wrt);
+
+// A compile error when `out` depends on a differentiated input through a cut.
+void check_no_cut(const Dependence& d, const Value* out, const std::string& function_name);
+
+}  // namespace tsl::autodiff
