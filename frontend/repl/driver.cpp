@@ -133,14 +133,18 @@ void set_argv(CompilationUnit& unit, const Options& o) {
   unit.set_global("argv", IValue::list(std::move(argv)), Type::list(Type::str_()));
 }
 
-int dump_ir(CompilationUnit& unit, SourcePtr source) {
-  // Functions are typed against the program's top-level values, so the program runs
-  // first (its output discarded) and every function is then shown.
+// Functions are typed against the program's top-level values, so the dumps run the
+// program first, its output discarded, and then show every function.
+int run_quietly(CompilationUnit& unit, SourcePtr source) {
   std::ostringstream discard;
   std::streambuf* saved = std::cout.rdbuf(discard.rdbuf());
   int status = run_guarded([&] { unit.run_source(source, false); });
   std::cout.rdbuf(saved);
-  if (status != kExitOk) return status;
+  return status;
+}
+
+int dump_ir(CompilationUnit& unit, SourcePtr source) {
+  if (int status = run_quietly(unit, source); status != kExitOk) return status;
   return run_guarded([&] {
     for (const auto& [name, decl] : unit.functions()) {
       const FunctionDecl::Compiled& c = unit.compile_function(*decl, decl->def->name_range);
@@ -152,11 +156,7 @@ int dump_ir(CompilationUnit& unit, SourcePtr source) {
 // The gradient graph of every function for its Tensor parameters (functions
 // without one, or whose result is not a Tensor, are listed as such).
 int dump_grad(CompilationUnit& unit, SourcePtr source, bool dot) {
-  std::ostringstream discard;
-  std::streambuf* saved = std::cout.rdbuf(discard.rdbuf());
-  int status = run_guarded([&] { unit.run_source(source, false); });
-  std::cout.rdbuf(saved);
-  if (status != kExitOk) return status;
+  if (int status = run_quietly(unit, source); status != kExitOk) return status;
   return run_guarded([&] {
     for (const auto& [name, decl] : unit.functions()) {
       const FunctionDecl::Compiled& c = unit.compile_function(*decl, decl->def->name_range);

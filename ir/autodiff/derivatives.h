@@ -66,7 +66,9 @@ struct DerivativeRule {
 // The rule of `op`, or null when the op has none.
 const DerivativeRule* derivative_rule(OpId op);
 
-// Each derivatives_*.cpp file fills its part of the table.
+// Each derivatives_*.cpp file fills its part of the table, one row per op:
+//   TSL_DERIVATIVE(relu, relu_vjp, relu_jvp);
+#define TSL_DERIVATIVE(op, vjp, jvp) table[static_cast<size_t>(::tsl::OpId::op)] = {&vjp, &jvp}
 using DerivativeTable = std::array<DerivativeRule, kNumOps>;
 void register_elementwise_derivatives(DerivativeTable& table);
 void register_reduction_derivatives(DerivativeTable& table);

@@ -280,10 +280,8 @@ std::vector<Sym> autograd_zeros_jvp(const RuleContext& c) {
   table[static_cast<size_t>(OpId::op)] = {&unary_vjp<&partial>, &unary_jvp<&partial>}
 #define TSL_BINARY_RULE(op, pa, pb) \
   table[static_cast<size_t>(OpId::op)] = {&binary_vjp<&pa, &pb>, &binary_jvp<&pa, &pb>}
-#define TSL_RULE(op, vjp, jvp) table[static_cast<size_t>(OpId::op)] = {&vjp, &jvp}
-
 void register_elementwise_derivatives(DerivativeTable& table) {
-  TSL_RULE(neg, neg_vjp, neg_jvp);
+  TSL_DERIVATIVE(neg, neg_vjp, neg_jvp);
   TSL_UNARY_RULE(abs, d_abs);
   TSL_UNARY_RULE(exp, d_exp);
   TSL_UNARY_RULE(exp2, d_exp2);
@@ -316,14 +314,14 @@ void register_elementwise_derivatives(DerivativeTable& table) {
   for (OpId op : {OpId::sign, OpId::floor, OpId::ceil, OpId::round, OpId::trunc}) {
     table[static_cast<size_t>(op)] = {&zero_vjp, &zero_jvp};
   }
-  TSL_RULE(relu, relu_vjp, relu_jvp);
-  TSL_RULE(clamp, clamp_vjp, clamp_jvp);
-  TSL_RULE(clip, clamp_vjp, clamp_jvp);
+  TSL_DERIVATIVE(relu, relu_vjp, relu_jvp);
+  TSL_DERIVATIVE(clamp, clamp_vjp, clamp_jvp);
+  TSL_DERIVATIVE(clip, clamp_vjp, clamp_jvp);
 
-  TSL_RULE(add, add_vjp, add_jvp);
-  TSL_RULE(sub, sub_vjp, sub_jvp);
+  TSL_DERIVATIVE(add, add_vjp, add_jvp);
+  TSL_DERIVATIVE(sub, sub_vjp, sub_jvp);
   TSL_BINARY_RULE(mul, d_mul_self, d_mul_other);
-  TSL_RULE(div, div_vjp, div_jvp);
+  TSL_DERIVATIVE(div, div_vjp, div_jvp);
   TSL_BINARY_RULE(remainder, d_one, d_remainder_other);
   TSL_BINARY_RULE(pow, d_pow_self, d_pow_other);
   TSL_BINARY_RULE(atan2, d_atan2_self, d_atan2_other);
@@ -331,9 +329,9 @@ void register_elementwise_derivatives(DerivativeTable& table) {
   TSL_BINARY_RULE(max_other, d_max_self, d_max_other);
   TSL_BINARY_RULE(minimum, d_min_self, d_min_other);
   TSL_BINARY_RULE(min_other, d_min_self, d_min_other);
-  TSL_RULE(where, where_vjp, where_jvp);
-  TSL_RULE(AutogradAdd, autograd_add_vjp, autograd_add_jvp);
-  TSL_RULE(AutogradZeros, autograd_zeros_vjp, autograd_zeros_jvp);
+  TSL_DERIVATIVE(where, where_vjp, where_jvp);
+  TSL_DERIVATIVE(AutogradAdd, autograd_add_vjp, autograd_add_jvp);
+  TSL_DERIVATIVE(AutogradZeros, autograd_zeros_vjp, autograd_zeros_jvp);
 }
 
 }  // namespace tsl::autodiff

@@ -283,23 +283,21 @@ std::vector<Sym> dropout_jvp(const RuleContext& c) {
 
 }  // namespace
 
-#define TSL_RULE(op, vjp, jvp) table[static_cast<size_t>(OpId::op)] = {&vjp, &jvp}
-
 void register_linalg_nn_derivatives(DerivativeTable& table) {
-  TSL_RULE(matmul, matmul_vjp, bilinear_jvp);
-  TSL_RULE(mm, mm_vjp, bilinear_jvp);
-  TSL_RULE(bmm, bmm_vjp, bilinear_jvp);
-  TSL_RULE(mv, mv_vjp, bilinear_jvp);
-  TSL_RULE(dot, dot_vjp, bilinear_jvp);
-  TSL_RULE(outer, outer_vjp, bilinear_jvp);
-  TSL_RULE(linear, linear_vjp, linear_jvp);
-  TSL_RULE(softmax, softmax_vjp, softmax_jvp);
-  TSL_RULE(log_softmax, log_softmax_vjp, log_softmax_jvp);
-  TSL_RULE(nll_loss, nll_loss_vjp, nll_loss_jvp);
-  TSL_RULE(cross_entropy, cross_entropy_vjp, cross_entropy_jvp);
-  TSL_RULE(mse_loss, mse_loss_vjp, mse_loss_jvp);
-  TSL_RULE(binary_cross_entropy, bce_vjp, bce_jvp);
-  TSL_RULE(dropout, dropout_vjp, dropout_jvp);
+  TSL_DERIVATIVE(matmul, matmul_vjp, bilinear_jvp);
+  TSL_DERIVATIVE(mm, mm_vjp, bilinear_jvp);
+  TSL_DERIVATIVE(bmm, bmm_vjp, bilinear_jvp);
+  TSL_DERIVATIVE(mv, mv_vjp, bilinear_jvp);
+  TSL_DERIVATIVE(dot, dot_vjp, bilinear_jvp);
+  TSL_DERIVATIVE(outer, outer_vjp, bilinear_jvp);
+  TSL_DERIVATIVE(linear, linear_vjp, linear_jvp);
+  TSL_DERIVATIVE(softmax, softmax_vjp, softmax_jvp);
+  TSL_DERIVATIVE(log_softmax, log_softmax_vjp, log_softmax_jvp);
+  TSL_DERIVATIVE(nll_loss, nll_loss_vjp, nll_loss_jvp);
+  TSL_DERIVATIVE(cross_entropy, cross_entropy_vjp, cross_entropy_jvp);
+  TSL_DERIVATIVE(mse_loss, mse_loss_vjp, mse_loss_jvp);
+  TSL_DERIVATIVE(binary_cross_entropy, bce_vjp, bce_jvp);
+  TSL_DERIVATIVE(dropout, dropout_vjp, dropout_jvp);
 }
 
 }  // namespace tsl::autodiff

@@ -239,25 +239,23 @@ std::vector<Sym> cumsum_vjp(const RuleContext& c) {
 
 }  // namespace
 
-#define TSL_RULE(op, vjp, jvp) table[static_cast<size_t>(OpId::op)] = {&vjp, &jvp}
-
 void register_reduction_derivatives(DerivativeTable& table) {
-  TSL_RULE(sum, sum_vjp, linear_jvp);
-  TSL_RULE(mean, mean_vjp, linear_jvp);
-  TSL_RULE(prod, prod_vjp, prod_jvp);
-  TSL_RULE(amax, amax_vjp, amax_jvp);
-  TSL_RULE(amin, amax_vjp, amax_jvp);
-  TSL_RULE(max, max_all_vjp, max_all_jvp);
-  TSL_RULE(min, max_all_vjp, max_all_jvp);
-  TSL_RULE(max_dim, max_dim_vjp, max_dim_jvp);
-  TSL_RULE(min_dim, max_dim_vjp, max_dim_jvp);
-  TSL_RULE(logsumexp, logsumexp_vjp, logsumexp_jvp);
-  TSL_RULE(var, var_vjp, var_jvp);
-  TSL_RULE(var_dim, var_vjp, var_jvp);
-  TSL_RULE(std, std_vjp, std_jvp);
-  TSL_RULE(std_dim, std_vjp, std_jvp);
-  TSL_RULE(norm, norm_vjp, norm_jvp);
-  TSL_RULE(cumsum, cumsum_vjp, linear_jvp);
+  TSL_DERIVATIVE(sum, sum_vjp, linear_jvp);
+  TSL_DERIVATIVE(mean, mean_vjp, linear_jvp);
+  TSL_DERIVATIVE(prod, prod_vjp, prod_jvp);
+  TSL_DERIVATIVE(amax, amax_vjp, amax_jvp);
+  TSL_DERIVATIVE(amin, amax_vjp, amax_jvp);
+  TSL_DERIVATIVE(max, max_all_vjp, max_all_jvp);
+  TSL_DERIVATIVE(min, max_all_vjp, max_all_jvp);
+  TSL_DERIVATIVE(max_dim, max_dim_vjp, max_dim_jvp);
+  TSL_DERIVATIVE(min_dim, max_dim_vjp, max_dim_jvp);
+  TSL_DERIVATIVE(logsumexp, logsumexp_vjp, logsumexp_jvp);
+  TSL_DERIVATIVE(var, var_vjp, var_jvp);
+  TSL_DERIVATIVE(var_dim, var_vjp, var_jvp);
+  TSL_DERIVATIVE(std, std_vjp, std_jvp);
+  TSL_DERIVATIVE(std_dim, std_vjp, std_jvp);
+  TSL_DERIVATIVE(norm, norm_vjp, norm_jvp);
+  TSL_DERIVATIVE(cumsum, cumsum_vjp, linear_jvp);
 }
 
 }  // namespace tsl::autodiff

@@ -216,44 +216,42 @@ std::vector<Sym> select_scatter_vjp(const RuleContext& c) {
 
 }  // namespace
 
-#define TSL_RULE(op, vjp, jvp) table[static_cast<size_t>(OpId::op)] = {&vjp, &jvp}
-
 void register_shape_derivatives(DerivativeTable& table) {
-  TSL_RULE(t, t_vjp, linear_jvp);
-  TSL_RULE(transpose, transpose_vjp, linear_jvp);
-  TSL_RULE(permute, permute_vjp, linear_jvp);
+  TSL_DERIVATIVE(t, t_vjp, linear_jvp);
+  TSL_DERIVATIVE(transpose, transpose_vjp, linear_jvp);
+  TSL_DERIVATIVE(permute, permute_vjp, linear_jvp);
   for (OpId op : {OpId::reshape, OpId::view, OpId::flatten, OpId::squeeze, OpId::squeeze_dim,
                   OpId::unsqueeze}) {
     table[static_cast<size_t>(op)] = {&reshape_vjp, &linear_jvp};
   }
-  TSL_RULE(view_as, reshape_vjp, as_jvp);
-  TSL_RULE(reshape_as, reshape_vjp, as_jvp);
-  TSL_RULE(expand, expand_vjp, linear_jvp);
-  TSL_RULE(broadcast_to, expand_vjp, linear_jvp);
-  TSL_RULE(expand_as, expand_vjp, as_jvp);
-  TSL_RULE(contiguous, identity_vjp, linear_jvp);
-  TSL_RULE(clone, identity_vjp, linear_jvp);
-  TSL_RULE(narrow, narrow_vjp, linear_jvp);
-  TSL_RULE(select, select_vjp, linear_jvp);
-  TSL_RULE(slice, slice_vjp, linear_jvp);
-  TSL_RULE(index, index_vjp, linear_jvp);
-  TSL_RULE(index_select, index_select_vjp, linear_jvp);
-  TSL_RULE(gather, gather_vjp, linear_jvp);
-  TSL_RULE(flip, flip_vjp, linear_jvp);
-  TSL_RULE(repeat, repeat_vjp, linear_jvp);
-  TSL_RULE(to_dtype, to_dtype_vjp, linear_jvp);
-  TSL_RULE(to_device, to_device_vjp, linear_jvp);
-  TSL_RULE(cat, cat_vjp, join_jvp);
-  TSL_RULE(stack, stack_vjp, join_jvp);
-  TSL_RULE(split, split_vjp, split_jvp);
-  TSL_RULE(split_sizes, split_vjp, split_jvp);
-  TSL_RULE(chunk, split_vjp, split_jvp);
-  TSL_RULE(sum_to_size, sum_to_size_vjp, linear_jvp);
-  TSL_RULE(scatter_add, scatter_add_vjp, multilinear_jvp);
-  TSL_RULE(index_add, index_add_vjp, multilinear_jvp);
-  TSL_RULE(index_put, index_put_vjp, multilinear_jvp);
-  TSL_RULE(slice_scatter, slice_scatter_vjp, multilinear_jvp);
-  TSL_RULE(select_scatter, select_scatter_vjp, multilinear_jvp);
+  TSL_DERIVATIVE(view_as, reshape_vjp, as_jvp);
+  TSL_DERIVATIVE(reshape_as, reshape_vjp, as_jvp);
+  TSL_DERIVATIVE(expand, expand_vjp, linear_jvp);
+  TSL_DERIVATIVE(broadcast_to, expand_vjp, linear_jvp);
+  TSL_DERIVATIVE(expand_as, expand_vjp, as_jvp);
+  TSL_DERIVATIVE(contiguous, identity_vjp, linear_jvp);
+  TSL_DERIVATIVE(clone, identity_vjp, linear_jvp);
+  TSL_DERIVATIVE(narrow, narrow_vjp, linear_jvp);
+  TSL_DERIVATIVE(select, select_vjp, linear_jvp);
+  TSL_DERIVATIVE(slice, slice_vjp, linear_jvp);
+  TSL_DERIVATIVE(index, index_vjp, linear_jvp);
+  TSL_DERIVATIVE(index_select, index_select_vjp, linear_jvp);
+  TSL_DERIVATIVE(gather, gather_vjp, linear_jvp);
+  TSL_DERIVATIVE(flip, flip_vjp, linear_jvp);
+  TSL_DERIVATIVE(repeat, repeat_vjp, linear_jvp);
+  TSL_DERIVATIVE(to_dtype, to_dtype_vjp, linear_jvp);
+  TSL_DERIVATIVE(to_device, to_device_vjp, linear_jvp);
+  TSL_DERIVATIVE(cat, cat_vjp, join_jvp);
+  TSL_DERIVATIVE(stack, stack_vjp, join_jvp);
+  TSL_DERIVATIVE(split, split_vjp, split_jvp);
+  TSL_DERIVATIVE(split_sizes, split_vjp, split_jvp);
+  TSL_DERIVATIVE(chunk, split_vjp, split_jvp);
+  TSL_DERIVATIVE(sum_to_size, sum_to_size_vjp, linear_jvp);
+  TSL_DERIVATIVE(scatter_add, scatter_add_vjp, multilinear_jvp);
+  TSL_DERIVATIVE(index_add, index_add_vjp, multilinear_jvp);
+  TSL_DERIVATIVE(index_put, index_put_vjp, multilinear_jvp);
+  TSL_DERIVATIVE(slice_scatter, slice_scatter_vjp, multilinear_jvp);
+  TSL_DERIVATIVE(select_scatter, select_scatter_vjp, multilinear_jvp);
 }
 
 }  // namespace tsl::autodiff
