@@ -355,12 +355,23 @@ std::string CompilationUnit::gradient_text(FunctionDecl& decl, std::vector<size_
 namespace {
 
 // A TupleConstruct of `elems` at the insertion point.
-
 Value* tuple_value(Graph& g, const std::vector<Value*>& elems) {
   std::vector<TypePtr> types;
   for (Value* e : elems) types.push_back(e->type());
   Node* n = g.insert(g.create(OpId::TupleConstruct, elems, 1));
   return n->output()->set_type(Type::tuple(std::move(types)));
+}
+
+// A graph returning a tuple returns its elements instead; returns whether it did.
+bool flatten_tuple_result(Graph& g) {
+  Value* out = g.outputs().at(0);
+  if (g.outputs().size() != 1 || out->type()->kind() != TypeKind::Tuple) return false;
+  const auto& types = out->type()->contained();
+  InsertPointGuard guard(g, g.block());
+  Node* unpack = g.insert(g.create(OpId::TupleUnpack, {out}, types.size()));
+  g.block()->erase_return(0);
+  for (size_t i = 0; i < types.size(); ++i) g.add_output(unpack->output(i)->set_type(types[i]));
+  return true;
 }
 
 }  // namespace
@@ -374,10 +385,18 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
         c.hidden_globals == inner.hidden_globals)
       return c;
   }
-  if (!inner.return_type->is_tensor()) {
+  const TypePtr& returns = inner.return_type;
+  bool tensors = returns->kind() == TypeKind::Tuple && !returns->contained().empty();
+  for (const TypePtr& e : returns->contained()) tensors &= e->is_tensor();
+  if (t.kind == "vjp" || t.kind == "jvp") {
+    if (!returns->is_tensor() && !tensors) {
+      compile_error(use, t.kind + "() needs '" + t.inner->name +
+                             "' to return a Tensor or a tuple of Tensors, but it returns " +
+                             returns->str());
+    }
+  } else if (!returns->is_tensor()) {
     compile_error(use, t.kind + "() needs '" + t.inner->name +
-                           "' to return a scalar Tensor, but it returns " +
-                           inner.return_type->str());
+                           "' to return a scalar Tensor, but it returns " + returns->str());
   }
   std::unique_ptr<Graph> forward = inner.function->graph().clone();
   inline_calls(*forward, [](const Node* call) {
@@ -420,12 +439,22 @@ std::shared_ptr<Graph> CompilationUnit::jvp_graph(const Graph& forward,
                              "; jvp differentiates every argument, so all must be Tensors");
     }
   }
-  autodiff::JvpGraph jvp = autodiff::build_jvp(forward, t.argnums, t.inner->name, num_params);
+  std::unique_ptr<Graph> flat = forward.clone();
+  bool tuple = flatten_tuple_result(*flat);
+  autodiff::JvpGraph jvp = autodiff::build_jvp(*flat, t.argnums, t.inner->name, num_params);
   Graph& g = *jvp.graph;
   std::vector<Value*> outs = g.outputs();
   while (!g.outputs().empty()) g.block()->erase_return(0);
   InsertPointGuard guard(g, g.block());
-  g.add_output(tuple_value(g, {outs.at(0), outs.at(jvp.num_forward_outputs)}));
+  size_t n = jvp.num_forward_outputs;
+  if (!tuple) {
+    g.add_output(tuple_value(g, {outs.at(0), outs.at(n)}));
+  } else {
+    // functorch: (outputs, tangents), both tuples shaped like f's result.
+    std::vector<Value*> values(outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<Value*> tangents(outs.begin() + static_cast<std::ptrdiff_t>(n), outs.end());
+    g.add_output(tuple_value(g, {tuple_value(g, values), tuple_value(g, tangents)}));
+  }
   return jvp.graph;
 }
 
@@ -441,15 +470,36 @@ std::shared_ptr<Graph> CompilationUnit::vjp_graph(const Graph& forward,
                              "; vjp differentiates every primal, so all must be Tensors");
     }
   }
+  std::unique_ptr<Graph> flat = forward.clone();
+  bool tuple = flatten_tuple_result(*flat);
+  size_t num_results = flat->outputs().size();
   autodiff::JointOptions options;
   options.function_name = t.inner->name;
-  autodiff::JointGraph joint = autodiff::build_joint(forward, t.argnums, options);
+  autodiff::JointGraph joint = autodiff::build_joint(*flat, t.argnums, options);
   autodiff::Gradient gradient = autodiff::split(joint);
-  // The backward: (cotangent, captures...) -> tuple of gradients.
+  // The backward: (cotangent, captures...) -> tuple of gradients. The cotangent has
+  // the result's structure (a tuple for a tuple result); each differentiable part
+  // feeds its seed input, the others are not read.
   Graph& df = *gradient.df;
-  if (joint.seeded_outputs.empty()) {
-    // The result does not depend on the primals: the cotangent is not read.
-    df.block()->insert_param(0, Type::tensor(), "cotangent");
+  size_t num_seeds = joint.seeded_outputs.size();
+  {
+    std::vector<TypePtr> types;
+    for (size_t k = 0; k < num_results; ++k) types.push_back(Type::tensor());
+    TypePtr ct = tuple ? Type::tuple(types) : Type::tensor();
+    Value* cotangent = df.block()->insert_param(0, ct, tuple ? "cotangents" : "cotangent");
+    std::vector<Value*> parts = {cotangent};
+    if (tuple) {
+      InsertPointGuard guard(df, df.block()->param_node()->next());
+      Node* unpack = df.insert(df.create(OpId::TupleUnpack, {cotangent}, num_results));
+      parts.clear();
+      for (size_t k = 0; k < num_results; ++k)
+        parts.push_back(unpack->output(k)->set_type(Type::tensor()));
+    }
+    for (size_t j = 0; j < num_seeds; ++j) {
+      df.inputs()[1 + j]->replace_all_uses_with(parts.at(joint.seeded_outputs[j]));
+    }
+    for (size_t j = 0; j < num_seeds; ++j) df.block()->erase_param(1);
+    t.companion->param_types = {ct};
   }
   {
     std::vector<Value*> grads = df.outputs();
@@ -471,7 +521,10 @@ std::shared_ptr<Graph> CompilationUnit::vjp_graph(const Graph& forward,
   closure->set_range(use);
   closure->set_attr("fn", IValue(IntrusivePtr<ObjectImpl>(backward.get())));
   closure->output()->set_type(function_value_type(*t.companion));
-  f.add_output(tuple_value(f, {outs.at(0), closure->output()}));
+  std::vector<Value*> results(
+      outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(gradient.num_real_outputs));
+  f.add_output(
+      tuple_value(f, {tuple ? tuple_value(f, results) : results.at(0), closure->output()}));
   return gradient.f;
 }
 

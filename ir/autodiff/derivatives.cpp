@@ -12,13 +12,21 @@ const IValue* RuleContext::constant_input(size_t i) const {
 Sym RuleContext::reduce_to(Sym g, size_t i) const {
   if (!g || !is_tensor_input(i)) return Sym();
   Sym x = input(i);
-  Sym r = sum_to(g, x);
+  // Broadcasting can only have widened x when another tensor input is a different
+  // value (x * x needs neither a sum nor a conversion).
+  std::vector<const Value*> others;
+  for (size_t k = 0; k < num_inputs(); ++k) {
+    if (k != i && is_tensor_input(k) && node_->input(k) != x.value())
+      others.push_back(node_->input(k));
+  }
+  Sym r = others.empty() ? g : sum_to(g, x);
   // Promotion (float32 x with a float64 y) makes the output's dtype differ from an
-  // input's; the gradient takes the input's dtype back. With one tensor input the
-  // other is a Python number, which never widens a floating tensor.
-  size_t tensors = 0;
-  for (size_t k = 0; k < num_inputs(); ++k) tensors += is_tensor_input(k) ? 1 : 0;
-  if (tensors > 1) r = to_dtype(r, dtype_of(x));
+  // input's; the gradient takes the input's dtype back, unless both are known to be
+  // the same. (A Python number never widens a floating tensor.)
+  bool same_dtype = true;
+  std::optional<DType> dx = x.value()->type()->tensor_dtype();
+  for (const Value* o : others) same_dtype &= dx && o->type()->tensor_dtype() == dx;
+  if (!same_dtype) r = to_dtype(r, dtype_of(x));
   return r;
 }
 
