@@ -341,7 +341,8 @@ std::string CompilationUnit::gradient_text(FunctionDecl& decl, std::vector<size_
   out += "# " + decl.name + ".forward returns " + std::to_string(gradient.num_real_outputs) +
          " result(s), then " + std::to_string(gradient.num_captures) +
          " value(s) captured for the backward\n";
-  out += print_graph(*gradient.f, {.with_lines = true});
+  out += print_graph(*gradient.f,
+                     {.with_lines = true, .first_captured_output = gradient.num_real_outputs});
   out += "# " + decl.name +
          ".backward takes the result's gradient and the captured values, and "
          "returns the gradients of " +

@@ -282,6 +282,9 @@ class InsertPointGuard {
 // source so a learner can match IR to code.
 struct PrintOptionsIR {
   bool with_lines = false;
+  // A forward graph of a gradient: its outputs from this index on are the values
+  // captured for the backward, named in a comment after the return.
+  size_t first_captured_output = SIZE_MAX;
 };
 std::string print_graph(const Graph& g, PrintOptionsIR options = {});
 

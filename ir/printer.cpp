@@ -23,7 +23,13 @@ class Printer {
     indent(1);
     out_ << "return (";
     print_value_list(g.outputs());
-    out_ << ")\n";
+    out_ << ")";
+    if (options_.first_captured_output < g.outputs().size()) {
+      out_ << "  # captured for the backward:";
+      for (size_t i = options_.first_captured_output; i < g.outputs().size(); ++i)
+        out_ << (i == options_.first_captured_output ? " %" : ", %") << name(g.outputs()[i]);
+    }
+    out_ << "\n";
   }
 
  private:

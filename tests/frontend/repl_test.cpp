@@ -72,6 +72,7 @@ TEST(Repl, GradShowsTheForwardAndBackwardGraphs) {
   // labelled with the op and its line, gradients named after the variables.
   EXPECT_NE(s.out.find("graph f.forward(%x : Tensor):"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("value(s) captured for the backward"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("  # captured for the backward: %"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("graph f.backward("), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("GradOf[op='tanh', line=2]"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("%dh : Tensor"), std::string::npos) << s.out;
