@@ -8,27 +8,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "process_util.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using tsl_test::quote;
+using tsl_test::Result;
+using tsl_test::slurp;
 
 // Runs `tsl ARGS` with `stdin_text` on stdin (or /dev/null).
 Result tsl(const std::string& args, const std::string* stdin_text = nullptr) {

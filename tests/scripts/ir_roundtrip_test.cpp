@@ -11,27 +11,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "process_util.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using tsl_test::quote;
+using tsl_test::Result;
+using tsl_test::slurp;
 
 fs::path temp_path(const std::string& name) {
   return fs::temp_directory_path() / ("tsl_irrt_" + std::to_string(::getpid()) + "_" + name);
