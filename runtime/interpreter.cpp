@@ -348,21 +348,31 @@ class CodeBuilder {
     }
   }
 
-  void compile_if(const Node* n) {
+  // `if cond: then_part() else: else_part()` as a conditional jump around the two.
+  template <typename Then, typename Else>
+  void compile_conditional(const Node* n, uint32_t cond, Then then_part, Else else_part) {
     Instruction jf;
     jf.kind = Instruction::Kind::JumpIfFalse;
     jf.node = n;
-    size_t jf_index = emit(jf, {reg(n->input(0))}, {});
-    compile_block(n->block(0));
-    move_block_returns(n->block(0), n->outputs(), n);
+    size_t jf_index = emit(jf, {cond}, {});
+    then_part();
     Instruction jmp;
     jmp.kind = Instruction::Kind::Jump;
     jmp.node = n;
     size_t jmp_index = emit(jmp, {}, {});
     code_.instructions_[jf_index].target = static_cast<int32_t>(code_.instructions_.size());
-    compile_block(n->block(1));
-    move_block_returns(n->block(1), n->outputs(), n);
+    else_part();
     code_.instructions_[jmp_index].target = static_cast<int32_t>(code_.instructions_.size());
+  }
+
+  void compile_if(const Node* n) {
+    auto branch = [&](size_t b) {
+      return [this, n, b] {
+        compile_block(n->block(b));
+        move_block_returns(n->block(b), n->outputs(), n);
+      };
+    };
+    compile_conditional(n, reg(n->input(0)), branch(0), branch(1));
   }
 
   // GradOf runs its block when some incoming gradient is defined; otherwise its
@@ -376,25 +386,20 @@ class CodeBuilder {
     test.node = n;
     test.fn = lookup_kernel(DeviceType::CPU, OpId::AnyDefined).fn;
     emit(test, ins, {cond});
-    Instruction jf;
-    jf.kind = Instruction::Kind::JumpIfFalse;
-    jf.node = n;
-    size_t jf_index = emit(jf, {cond}, {});
-    compile_block(n->block(0));
-    move_block_returns(n->block(0), n->outputs(), n);
-    Instruction jmp;
-    jmp.kind = Instruction::Kind::Jump;
-    jmp.node = n;
-    size_t jmp_index = emit(jmp, {}, {});
-    code_.instructions_[jf_index].target = static_cast<int32_t>(code_.instructions_.size());
-    for (const Value* o : n->outputs()) {
-      Instruction undef;
-      undef.kind = Instruction::Kind::Op;
-      undef.node = n;
-      undef.fn = &undefined_tensor;
-      emit(undef, {}, {reg(o)});
-    }
-    code_.instructions_[jmp_index].target = static_cast<int32_t>(code_.instructions_.size());
+    auto run_block = [&] {
+      compile_block(n->block(0));
+      move_block_returns(n->block(0), n->outputs(), n);
+    };
+    auto undefined_outputs = [&] {
+      for (const Value* o : n->outputs()) {
+        Instruction undef;
+        undef.kind = Instruction::Kind::Op;
+        undef.node = n;
+        undef.fn = &undefined_tensor;
+        emit(undef, {}, {reg(o)});
+      }
+    };
+    compile_conditional(n, cond, run_block, undefined_outputs);
   }
 
   void compile_loop(const Node* n) {
