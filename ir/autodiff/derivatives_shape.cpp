@@ -154,12 +154,10 @@ std::vector<Sym> join_jvp(const RuleContext& c) {
 
 // split, split.sizes, chunk: autodiff turns each piece read from the list into a
 // narrow of the input (see forward_split_pieces), so a gradient reaches the list
-// itself only when it is used as a whole.
+// itself only when it is used as a whole (torch.stack(x.split(1)), or the list
+// gradient of stack in a gradient graph): the input's gradient joins it back.
 std::vector<Sym> split_vjp(const RuleContext& c) {
-  compile_error(c.node()->range(),
-                "no gradient for the list `" + std::string(c.node()->info().base_name()) +
-                    "` returns when it is used as a whole (index its pieces instead, as in "
-                    "`a, b = x.chunk(2)`)");
+  return {call(OpId::AutogradListCat, {c.grad(), c.output(), c.input(2)})};
 }
 std::vector<Sym> split_jvp(const RuleContext& c) {
   Sym t = c.tangent(0);
@@ -214,6 +212,66 @@ std::vector<Sym> select_scatter_vjp(const RuleContext& c) {
   return {gself, gsrc};
 }
 
+// ---- List gradients (Note [Lists] in differentiate.cpp), met when a gradient graph
+// is differentiated again. AutogradListAdd is linear in its list gradient and its
+// tensor, and AutogradListItem is its adjoint; AutogradListPop and AutogradListPush
+// are adjoint too. `like` inputs only give lengths and shapes.
+// AutogradListCat(grads, like, dim) is linear in grads; its adjoint splits back.
+std::vector<Sym> list_cat_vjp(const RuleContext& c) {
+  if (!c.needs(0)) return {Sym()};
+  Sym sizes = call(OpId::list_sizes_along, {c.input(1), c.input(2)});
+  return {call(OpId::split_sizes, {c.grad(), sizes, c.input(2)})};
+}
+std::vector<Sym> list_cat_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  return {t ? apply_with_input(c, 0, t) : Sym()};
+}
+std::vector<Sym> list_add_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  return {c.needs(0) ? g : Sym(), Sym(), Sym(),
+          c.needs(3) ? call(OpId::AutogradListItem, {g, c.input(2), c.input(3)}) : Sym()};
+}
+std::vector<Sym> list_add_jvp(const RuleContext& c) {
+  Sym t0 = c.tangent(0), t3 = c.tangent(3);
+  if (!t0 && !t3) return {Sym()};
+  return {call(OpId::AutogradListAdd,
+               {t0 ? t0 : undefined(), c.input(1), c.input(2), t3 ? t3 : undefined()})};
+}
+std::vector<Sym> list_item_vjp(const RuleContext& c) {
+  if (!c.needs(0)) return {Sym()};
+  return {call(OpId::AutogradListAdd, {undefined(), c.input(0), c.input(1), c.grad()})};
+}
+// A tangent list may hold undefined (zero) entries where the list it follows holds
+// tensors; a tensor read from it is made real zeros there (AutogradZeros).
+std::vector<Sym> list_item_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  return {call(OpId::AutogradZeros,
+               {call(OpId::AutogradListItem, {t, c.input(1), c.input(2)}), c.output()})};
+}
+std::vector<Sym> list_pop_vjp(const RuleContext& c) {
+  if (!c.needs(0)) return {Sym(), Sym()};
+  Sym rest = c.grad(0), last = c.grad(1);
+  return {call(OpId::AutogradListPush,
+               {rest ? rest : undefined(), c.output(0), last ? last : undefined()}),
+          Sym()};
+}
+std::vector<Sym> list_pop_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym(), Sym()};
+  std::vector<Sym> r = call_multi(OpId::AutogradListPop, {t, c.input(1)}, 2);
+  return {r[0], call(OpId::AutogradZeros, {r[1], c.output(1)})};
+}
+std::vector<Sym> list_push_vjp(const RuleContext& c) {
+  std::vector<Sym> r = call_multi(OpId::AutogradListPop, {c.grad(), c.input(2)}, 2);
+  return {c.needs(0) ? r[0] : Sym(), Sym(), c.needs(2) ? r[1] : Sym()};
+}
+std::vector<Sym> list_push_jvp(const RuleContext& c) {
+  Sym t0 = c.tangent(0), t2 = c.tangent(2);
+  if (!t0 && !t2) return {Sym()};
+  return {call(OpId::AutogradListPush, {t0 ? t0 : undefined(), c.input(1), t2 ? t2 : undefined()})};
+}
+
 }  // namespace
 
 void register_shape_derivatives(DerivativeTable& table) {
@@ -252,6 +310,11 @@ void register_shape_derivatives(DerivativeTable& table) {
   TSL_DERIVATIVE(index_put, index_put_vjp, multilinear_jvp);
   TSL_DERIVATIVE(slice_scatter, slice_scatter_vjp, multilinear_jvp);
   TSL_DERIVATIVE(select_scatter, select_scatter_vjp, multilinear_jvp);
+  TSL_DERIVATIVE(AutogradListAdd, list_add_vjp, list_add_jvp);
+  TSL_DERIVATIVE(AutogradListItem, list_item_vjp, list_item_jvp);
+  TSL_DERIVATIVE(AutogradListPop, list_pop_vjp, list_pop_jvp);
+  TSL_DERIVATIVE(AutogradListPush, list_push_vjp, list_push_jvp);
+  TSL_DERIVATIVE(AutogradListCat, list_cat_vjp, list_cat_jvp);
 }
 
 }  // namespace tsl::autodiff

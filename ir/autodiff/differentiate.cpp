@@ -62,6 +62,13 @@ class Reverser {
  private:
   bool needs(const Value* v) const { return analysis_.requiring.count(v) != 0; }
 
+  // The zero gradient of `v`: an undefined value typed as v's gradient is (a list
+  // gradient for a list of tensors, Note [Lists]; else a tensor).
+  Value* zero_gradient(const Value* v, const SourceRange& range) {
+    TypePtr t = is_tensor_list(v->type()) ? v->type() : Type::tensor();
+    return g_.insert_op(OpId::Undefined, {}, t, range);
+  }
+
   // Adds gradient `g` of `v` to what `grads` holds (undefined-aware).
   void accumulate(GradMap& grads, Value* v, Value* g, const SourceRange& range) {
     if (!needs(v) && !analysis_.cuts.count(v)) return;
@@ -200,8 +207,8 @@ class Reverser {
       bool multi = n->outputs().size() > 1;
       for (size_t i = 0; i < n->outputs().size(); ++i) {
         Value* o = n->output(i);
-        if (!multi) {
-          gs.emplace_back(out_grads[i]);
+        if (!multi || is_tensor_list(o->type())) {
+          gs.emplace_back(out_grads[i]);  // a list's gradient may be missing: null
         } else if (is_differentiable_type(o->type())) {
           gs.push_back(
               call(OpId::AutogradZeros, {out_grads[i] ? Arg(out_grads[i]) : Arg(undefined()), o}));
@@ -284,7 +291,7 @@ class Reverser {
       InsertPointGuard guard(g_, rb);
       for (Value* v : outer) {
         Value* gv = branch_grads[b].get(v);
-        if (!gv) gv = g_.insert_op(OpId::Undefined, {}, Type::tensor(), n->range());
+        if (!gv) gv = zero_gradient(v, n->range());
         rb->add_return(gv);
       }
     }
@@ -365,8 +372,7 @@ class Reverser {
     }
     std::vector<Value*> inits;
     for (size_t k : diff_carried) {
-      inits.push_back(out_grads[k] ? out_grads[k]
-                                   : g_.insert_op(OpId::Undefined, {}, Type::tensor(), n->range()));
+      inits.push_back(out_grads[k] ? out_grads[k] : zero_gradient(n->output(k), n->range()));
     }
     for (Value* list : threaded) inits.push_back(grads.get(list));
     std::vector<Value*> loop_inputs = {iterations, true_value};
@@ -383,7 +389,9 @@ class Reverser {
       Value* last = g_.insert_op(OpId::sub_int, {iterations, one}, Type::int_(), n->range());
       reversed_index = g_.insert_op(OpId::sub_int, {last, j}, Type::int_(), n->range());
       for (size_t k : diff_carried) {
-        accumulate(body_grads, body->returns()[k + 1], rb->add_param(Type::tensor()), n->range());
+        Value* p = body->params()[k + 1];
+        TypePtr t = is_tensor_list(p->type()) ? p->type() : Type::tensor();
+        accumulate(body_grads, body->returns()[k + 1], rb->add_param(t), n->range());
       }
       for (Value* list : threaded) body_grads.set(list, rb->add_param(list->type()));
       reverse_block(body, body_grads);
@@ -406,7 +414,7 @@ class Reverser {
       rb->add_return(true_value);
       for (size_t k : diff_carried) {
         Value* gp = body_grads.get(body->params()[k + 1]);
-        if (!gp) gp = g_.insert_op(OpId::Undefined, {}, Type::tensor(), n->range());
+        if (!gp) gp = zero_gradient(body->params()[k + 1], n->range());
         rb->add_return(gp);
       }
       for (Value* list : threaded) rb->add_return(body_grads.get(list));

@@ -34,9 +34,17 @@ class TangentPropagation {
 
   // Zeros shaped like v. In a gradient graph v may be an undefined tensor (a zero
   // gradient) at run time; its tangent is then undefined too (AutogradZeros).
+  // A list gradient's zero tangent is a list of undefined entries (Note [Lists]).
   static Sym zero_tangent(Value* v) {
     if (v->node()->op() == OpId::Undefined) return undefined();
+    if (is_tensor_list(v->type())) return call(OpId::AutogradListZeros, {v});
     return call(OpId::AutogradZeros, {undefined(), v});
+  }
+  // Values with tangents: tensors, and lists of tensors (list gradients carried by
+  // the loops and branches of a gradient graph).
+  static bool has_tangent_type(const TypePtr& t) { return t->is_tensor() || is_tensor_list(t); }
+  static TypePtr tangent_type(const Value* v) {
+    return is_tensor_list(v->type()) ? v->type() : Type::tensor();
   }
 
  private:
@@ -115,9 +123,9 @@ class TangentPropagation {
     for (Block* b : n->blocks()) process_block(b);
     size_t outputs = n->outputs().size();
     for (size_t k = 0; k < outputs; ++k) {
-      if (!depends(n->output(k)) || !n->output(k)->type()->is_tensor()) continue;
+      if (!depends(n->output(k)) || !has_tangent_type(n->output(k)->type())) continue;
       for (Block* b : n->blocks()) b->add_return(tangent_or_zeros(b->returns()[k], b, n->range()));
-      set_tangent(n->output(k), n->add_output()->set_type(Type::tensor()));
+      set_tangent(n->output(k), n->add_output()->set_type(tangent_type(n->output(k))));
     }
   }
 
@@ -126,7 +134,7 @@ class TangentPropagation {
     size_t carried = n->outputs().size();
     std::vector<size_t> with_tangent;
     for (size_t k = 0; k < carried; ++k) {
-      if (depends(body->params()[k + 1]) && body->params()[k + 1]->type()->is_tensor())
+      if (depends(body->params()[k + 1]) && has_tangent_type(body->params()[k + 1]->type()))
         with_tangent.push_back(k);
     }
     if (with_tangent.empty()) {
@@ -142,12 +150,12 @@ class TangentPropagation {
         t0 = zero_tangent(init);
       }
       n->add_input(t0);
-      set_tangent(body->params()[k + 1], body->add_param(Type::tensor()));
+      set_tangent(body->params()[k + 1], body->add_param(tangent_type(body->params()[k + 1])));
     }
     process_block(body);
     for (size_t k : with_tangent) {
       body->add_return(tangent_or_zeros(body->returns()[k + 1], body, n->range()));
-      set_tangent(n->output(k), n->add_output()->set_type(Type::tensor()));
+      set_tangent(n->output(k), n->add_output()->set_type(tangent_type(n->output(k))));
     }
   }
 

@@ -149,10 +149,11 @@ class Analysis : public Dependence {
     }
     // Ops that read a tensor's values into something without a gradient. (Other ops
     // without a rule either return ints or bools, or do not depend on the values at
-    // all, as zeros_like; their results are constants for differentiation.)
+    // all, as zeros_like; their results are constants for differentiation.) Python's
+    // sum of a list of tensors has no rule yet: an error, never a silent zero.
     bool origin = false;
-    static const OpId cutting[] = {OpId::item, OpId::item_float, OpId::Float_Tensor,
-                                   OpId::floor_divide, OpId::tolist};
+    static const OpId cutting[] = {OpId::item,         OpId::item_float, OpId::Float_Tensor,
+                                   OpId::floor_divide, OpId::tolist,     OpId::sum_tensor_list};
     if (std::find(std::begin(cutting), std::end(cutting), n->op()) != std::end(cutting)) {
       for (const Value* v : data_inputs) origin |= req(v);
     }
@@ -262,9 +263,13 @@ void check_no_cut(const Dependence& a, const Value* out, const std::string& func
   if (it == a.cuts.end()) return;
   const Cut& c = it->second;
   std::string fn = function_name.empty() ? "the function" : "`" + function_name + "`";
-  std::string msg =
-      "no gradient for `" + std::string(c.origin->info().base_name()) + "`" + line_of(c.origin) +
-      " (it turns a tensor into a plain number), yet its result " + "reaches the result of " + fn;
+  std::string why = c.origin->op() == OpId::sum_tensor_list
+                        ? "Python's sum of a list of tensors has no gradient rule yet; "
+                          "torch.stack(xs).sum(0) has one"
+                        : "it turns a tensor into a plain number";
+  std::string msg = "no gradient for `" + std::string(c.origin->info().base_name()) + "`" +
+                    line_of(c.origin) + " (" + why + "), yet its result reaches the result of " +
+                    fn;
   if (c.consumer) {
     msg += " through `" + std::string(c.consumer->info().base_name()) + "`" + line_of(c.consumer);
   }

@@ -40,13 +40,25 @@ IValue shaped_like(const IValue& g, const IValue& like) {
   return call_op(OpId::reshape, {g, sizes}).at(0);
 }
 
-void autograd_list_add(KernelArgs& a) {
-  const auto& like = a.in(1).to_list().elements;
-  std::vector<IValue> grads;
-  if (a.in(0).is_list()) {
-    grads = a.in(0).to_list().elements;
+// The entries of list gradient `grads`, or one undefined (zero) entry per element of
+// `like` when grads is undefined. False when both are undefined: then the result is
+// undefined too (a gradient of a value that was itself a zero gradient).
+bool list_gradient(const IValue& grads, const IValue& like, std::vector<IValue>& out) {
+  if (grads.is_list()) {
+    out = grads.to_list().elements;
+  } else if (like.is_list()) {
+    out.assign(like.to_list().elements.size(), IValue(Tensor()));
   } else {
-    grads.assign(like.size(), IValue(Tensor()));
+    return false;
+  }
+  return true;
+}
+
+void autograd_list_add(KernelArgs& a) {
+  std::vector<IValue> grads;
+  if (!list_gradient(a.in(0), a.in(1), grads)) {
+    a.out(0) = IValue(Tensor());
+    return;
   }
   int64_t n = static_cast<int64_t>(grads.size());
   int64_t i = a.in(2).to_int();
@@ -56,7 +68,22 @@ void autograd_list_add(KernelArgs& a) {
   a.out(0) = IValue::list(std::move(grads));
 }
 
+void autograd_list_push(KernelArgs& a) {
+  std::vector<IValue> grads;
+  if (!list_gradient(a.in(0), a.in(1), grads)) {
+    a.out(0) = IValue(Tensor());
+    return;
+  }
+  grads.push_back(a.in(2).is_tensor() ? a.in(2) : IValue(Tensor()));
+  a.out(0) = IValue::list(std::move(grads));
+}
+
+// Undefined for an undefined `like` (the zero tangent of a zero list gradient).
 void autograd_list_zeros(KernelArgs& a) {
+  if (!a.in(0).is_list()) {
+    a.out(0) = IValue(Tensor());
+    return;
+  }
   a.out(0) = IValue::list(std::vector<IValue>(a.in(0).to_list().elements.size(), IValue(Tensor())));
 }
 
@@ -85,6 +112,24 @@ void autograd_list_item(KernelArgs& a) {
   if (i < 0) i += n;
   TSL_INTERNAL_ASSERT(i >= 0 && i < n, "list gradient index out of range");
   a.out(0) = shaped_like(grads[static_cast<size_t>(i)], a.in(2));
+}
+
+void autograd_list_cat(KernelArgs& a) {
+  if (!a.in(0).is_list()) {
+    a.out(0) = IValue(Tensor());
+    return;
+  }
+  const auto& grads = a.in(0).to_list().elements;
+  const auto& like = a.in(1).to_list().elements;
+  TSL_INTERNAL_ASSERT(grads.size() == like.size(), "list gradient and list of different lengths");
+  std::vector<IValue> parts;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    parts.push_back(
+        is_defined(grads[i])
+            ? shaped_like(grads[i], like[i])
+            : call_op(OpId::zeros_like, {like[i], IValue(), IValue(), IValue(false)}).at(0));
+  }
+  a.out(0) = call_op(OpId::cat, {IValue::list(std::move(parts)), a.in(2)}).at(0);
 }
 
 void autograd_zeros(KernelArgs& a) {
@@ -192,6 +237,8 @@ std::vector<int64_t> list_sizes_along(std::vector<Tensor> tensors, int64_t dim) 
 void register_autograd_kernels() {
   TSL_REGISTER_GENERIC_RAW(AutogradListAdd, autograd_list_add);
   TSL_REGISTER_GENERIC_RAW(AutogradListPop, autograd_list_pop);
+  TSL_REGISTER_GENERIC_RAW(AutogradListPush, autograd_list_push);
+  TSL_REGISTER_GENERIC_RAW(AutogradListCat, autograd_list_cat);
   TSL_REGISTER_GENERIC_RAW(AutogradListZeros, autograd_list_zeros);
   TSL_REGISTER_GENERIC_RAW(AutogradListItem, autograd_list_item);
   TSL_REGISTER_GENERIC(list_sizes_along, list_sizes_along);

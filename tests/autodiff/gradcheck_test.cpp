@@ -832,6 +832,40 @@ void add_nn_cases(Table& t) {
   add(t, OpId::dropout, "transposed", {T(transposed(normal({5, 4}))), F(0.3)});
 }
 
+// The list-gradient ops of gradient graphs (Note [Lists] in differentiate.cpp). `like`
+// lists only give lengths and shapes (fixed); a list result is checked element by
+// element (list_item). Entries shaped otherwise than their elements (stack's pieces
+// keep a size-1 dim) get gradients shaped like the elements, which the ops reading
+// list gradients accept; the PyTorch programs with stack cover that path.
+void add_list_gradient_cases(Table& t) {
+  auto with_item = [&](OpId op, std::string name, std::vector<IValue> args,
+                       std::vector<size_t> fixed, int item) {
+    add(t, op, std::move(name), std::move(args), std::move(fixed));
+    t[op].back().list_item = item;
+  };
+  Tensor a = normal({2, 3}), b = normal({3});
+  IValue like = tensor_list({normal({2, 3}), normal({3})});
+  for (int item : {0, 1}) {
+    with_item(OpId::AutogradListAdd, "add at 1, element " + std::to_string(item),
+              {tensor_list({a, b}), like, I(1), T(normal({3}))}, {1}, item);
+  }
+  with_item(OpId::AutogradListAdd, "add at -2",
+            {tensor_list({a, b}), like, I(-2), T(normal({2, 3}))}, {1}, 0);
+  add(t, OpId::AutogradListItem, "item 1", {tensor_list({a, b}), I(1), T(normal({3}))}, {2});
+  with_item(OpId::AutogradListPop, "rest", {tensor_list({a, b, normal({3})}), T(normal({3}))}, {1},
+            1);
+  for (int item : {0, 1}) {
+    with_item(OpId::AutogradListPush, "element " + std::to_string(item),
+              {tensor_list({a}), tensor_list({normal({2, 3})}), T(normal({3}))}, {1}, item);
+  }
+  add(t, OpId::AutogradListCat, "dim 0",
+      {tensor_list({a, normal({1, 3})}), tensor_list({normal({2, 3}), normal({1, 3})}), I(0)}, {1});
+  add(t, OpId::AutogradListCat, "dim 1",
+      {tensor_list({normal({2, 1}), normal({2, 2})}), tensor_list({normal({2, 1}), normal({2, 2})}),
+       I(1)},
+      {1});
+}
+
 // x with its last two dims swapped: a non-contiguous NCHW tensor (x is given with the
 // swapped shape).
 Tensor swapped_hw(const Tensor& x) { return op1(OpId::transpose, {IValue(x), I(-2), I(-1)}); }
@@ -946,6 +980,7 @@ const Table& table() {
     add_shape_cases(t);
     add_nn_cases(t);
     add_conv_pool_cases(t);
+    add_list_gradient_cases(t);
     add_kink_cases(t);
     return t;
   }();

@@ -42,7 +42,8 @@ Result tsl(const std::string& args) {
 std::vector<fs::path> scripts() {
   std::vector<fs::path> files;
   fs::path root = TSL_SOURCE_DIR;
-  for (const char* dir : {"examples", "tests/scripts/language", "tests/scripts/tensors"}) {
+  for (const char* dir : {"examples", "tests/scripts/language", "tests/scripts/tensors",
+                          "tests/scripts/autodiff", "tests/autodiff_torch"}) {
     if (!fs::is_directory(root / dir)) continue;
     for (const auto& e : fs::directory_iterator(root / dir)) {
       if (e.path().extension() == ".tsl") files.push_back(e.path());
