@@ -166,6 +166,10 @@ class ConstantFolder {
       return n->next();
     }
     Block* taken = n->block(cond->to_bool() ? 0 : 1);
+    if (!forwardable(n->outputs(), taken->returns())) {
+      for (Block* b : n->blocks()) run_block(b);
+      return n->next();
+    }
     Node* before = n->prev();
     while (!taken->empty()) (*taken->begin())->move_before(n);
     forward_outputs(n, taken->returns());
@@ -179,9 +183,9 @@ class ConstantFolder {
     const IValue* start = constant_value(n->input(1));
     bool never = (trips && trips->is_int() && trips->to_int() <= 0) ||
                  (start && start->is_bool() && !start->to_bool());
-    if (never) {
+    std::vector<Value*> initial(n->inputs().begin() + 2, n->inputs().end());
+    if (never && forwardable(n->outputs(), initial)) {
       Node* next = n->next();
-      std::vector<Value*> initial(n->inputs().begin() + 2, n->inputs().end());
       forward_outputs(n, initial);
       n->destroy();
       changed_ = true;
@@ -197,11 +201,41 @@ class ConstantFolder {
     return n->next();
   }
 
+  static bool same_types(const std::vector<Value*>& a, const std::vector<Value*>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!a[i]->type()->equals(*b[i]->type())) return false;
+    }
+    return true;
+  }
+
+  // Whether each value may stand for the output at its index: same type, or a T or
+  // None for an Optional[T] (forward_outputs then inserts a to_optional).
+  static bool forwardable(const std::vector<Value*>& outs, const std::vector<Value*>& values) {
+    if (outs.size() != values.size()) return false;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const TypePtr& want = outs[i]->type();
+      const TypePtr& have = values[i]->type();
+      if (want->equals(*have)) continue;
+      bool widens = want->kind() == TypeKind::Optional &&
+                    (have->kind() == TypeKind::None || want->element()->equals(*have));
+      if (!widens) return false;
+    }
+    return true;
+  }
+
   // Replaces the outputs of `n` by `values`, giving temporaries the outputs' names.
-  static void forward_outputs(Node* n, const std::vector<Value*>& values) {
+  // A value narrower than its output (T for Optional[T]) goes through to_optional.
+  void forward_outputs(Node* n, const std::vector<Value*>& values) {
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       Value* out = n->output(i);
       Value* v = values[i];
+      if (!out->type()->equals(*v->type())) {
+        Node* widen = g_.create(OpId::to_optional, {v}, 1);
+        widen->set_range(n->range());
+        widen->insert_before(n);
+        v = widen->output()->set_type(out->type());
+      }
       if (v->debug_name().empty() && v->node()->op() != OpId::Constant)
         v->set_debug_name(out->debug_name());
       out->replace_all_uses_with(v);
@@ -213,6 +247,9 @@ class ConstantFolder {
   static bool can_unroll(const Node* loop, int64_t trips) {
     if (trips > kMaxUnrolledTrips || !constant_value(loop->input(1))->to_bool()) return false;
     const Block* body = loop->block(0);
+    std::vector<Value*> initial(loop->inputs().begin() + 2, loop->inputs().end());
+    std::vector<Value*> next(body->returns().begin() + 1, body->returns().end());
+    if (!same_types(loop->outputs(), initial) || !same_types(loop->outputs(), next)) return false;
     size_t size = 0;
     for (const Node* m : *body) {
       (void)m;
@@ -260,13 +297,17 @@ class ConstantFolder {
       if (!c || mutation_.may_be_written(v)) return false;
       inputs.push_back(*c);
     }
+    bool structural = n->info().has(opflags::PRIM);
     for (const Value* out : n->outputs()) {
-      if (!type_is_foldable(out->type())) return false;
+      // Kernels could build a huge tensor only to have it thrown away: ask the type
+      // first. Structural ops cost nothing; their results are checked below (a None
+      // of type Optional[Tensor] does fold).
+      if (!structural && !type_is_foldable(out->type())) return false;
       if (type_has_list(out->type()) && (!only_read(out) || mutation_.may_be_written(out)))
         return false;
     }
     std::optional<std::vector<IValue>> results =
-        n->info().has(opflags::PRIM) ? eval_structural(n, inputs) : eval_kernel(n, inputs);
+        structural ? eval_structural(n, inputs) : eval_kernel(n, inputs);
     if (!results || results->size() != n->outputs().size()) return false;
     for (size_t i = 0; i < results->size(); ++i) {
       const IValue& r = (*results)[i];
