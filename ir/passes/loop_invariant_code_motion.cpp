@@ -107,8 +107,9 @@ class LoopInvariantCodeMotion {
     for (const Value* v : n->inputs()) {
       if (defined_inside(v, body) || mutation_.may_be_written(v)) return false;
     }
+    // Once hoisted, every trip sees the same object: no writes, no `is` on it.
     for (const Value* v : n->outputs()) {
-      if (mutation_.may_be_written(v)) return false;
+      if (mutation_.may_be_written(v) || mutation_.identity_observed(v)) return false;
     }
     return true;
   }

@@ -19,14 +19,12 @@ bool is_read_only_effect(OpId op) {
   }
 }
 
-// Ops whose tensor inputs escape: they may be written to, or their identity seen.
-bool lets_inputs_escape(const Node* n) {
+// Ops that may write into their inputs (or let someone else do it later).
+bool may_write_inputs(const Node* n) {
   switch (n->op()) {
     case OpId::CallFunction:
     case OpId::CallClosure:
     case OpId::MakeClosure:
-    case OpId::is:
-    case OpId::is_not:
       return true;
     default:
       return n->info().has(opflags::EFFECT) && !is_read_only_effect(n->op());
@@ -37,6 +35,16 @@ bool lets_inputs_escape(const Node* n) {
 bool returns_fresh_values(const Node* n) {
   const OpInfo& info = n->info();
   return info.has(opflags::EW) && !info.has(opflags::VIEW) && !info.has(opflags::EFFECT);
+}
+
+// Whether `n` reads its inputs without keeping them anywhere: no blocks, no writes,
+// and no output that could hold one of them (print, save, is, numel, ...).
+bool only_reads(const Node* n) {
+  if (!n->blocks().empty() || may_write_inputs(n)) return false;
+  for (const Value* o : n->outputs()) {
+    if (type_may_alias(o->type())) return false;
+  }
+  return true;
 }
 
 // Whether a value of type `t` may be or contain a value of kind `kind` (Tensor or
@@ -95,10 +103,13 @@ void MutationInfo::visit_block(const Block* b) {
 
 void MutationInfo::visit_node(const Node* n) {
   for (const Block* b : n->blocks()) visit_block(b);
-  if (lets_inputs_escape(n)) {
+  if (may_write_inputs(n)) {
     for (const Value* v : n->inputs()) written_.insert(v);
   }
-  if (returns_fresh_values(n)) return;
+  if (n->op() == OpId::is || n->op() == OpId::is_not) {
+    for (const Value* v : n->inputs()) observed_.insert(v);
+  }
+  if (returns_fresh_values(n) || only_reads(n)) return;
   // Anything else may return (a part of) an input: one class for all its values.
   std::vector<const Value*> vals(n->inputs().begin(), n->inputs().end());
   vals.insert(vals.end(), n->outputs().begin(), n->outputs().end());
@@ -135,6 +146,7 @@ void MutationInfo::resolve() const {
   if (resolved_) return;
   for (const Value* v : written_) written_roots_.insert(find(v));
   for (const Value* v : escaping_) escaping_roots_.insert(find(v));
+  for (const Value* v : observed_) observed_roots_.insert(find(v));
   resolved_ = true;
 }
 
@@ -142,6 +154,12 @@ bool MutationInfo::may_be_written(const Value* v) const {
   if (!type_may_alias(v->type())) return false;
   resolve();
   return written_roots_.count(find(v)) > 0;
+}
+
+bool MutationInfo::identity_observed(const Value* v) const {
+  if (!type_may_alias(v->type())) return false;
+  resolve();
+  return observed_roots_.count(find(v)) > 0;
 }
 
 bool MutationInfo::escapes(const Value* v) const {

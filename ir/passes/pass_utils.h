@@ -19,25 +19,31 @@ namespace tsl {
 // return an input such as `to` or `contiguous`; only elementwise (EW) non-view ops
 // are known to return fresh storage, and a tensor never aliases a List[int]).
 //  * A class is *written* when one of its values reaches an op that may write into
-//    it or observe its identity: in-place ops and `append.t` (EFFECT ops other than
-//    print and save), user-function calls and closures, `is` and `is_not`.
+//    it: in-place ops and `append.t` (EFFECT ops other than print and save), and
+//    user-function calls and closures (they may do either).
 //  * A class *escapes* when it holds a graph input or output: after the run, the
 //    caller may write into one of those and read the others.
-// Replacing a value A by a value B is safe when neither class is written and not
-// both escape (else the caller would see two results, or a result and an input,
-// become one tensor). Values of immutable types (int, float, bool, str, None, dtype,
-// device) are in no class.
+//  * A class is *observed* when `is` or `is_not` compares one of its values, whose
+//    answer depends on which object it is.
+// Replacing a value A by a value B is safe when neither class is written, not both
+// escape (else the caller would see two results, or a result and an input, become
+// one tensor) and not both are observed. Values of immutable types (int, float,
+// bool, str, None, dtype, device) are in no class. Constant folding only cares
+// about writes: `x is None` on a known x folds.
 class MutationInfo {
  public:
   explicit MutationInfo(const Graph& g);
-  // Whether `v` may share storage or identity with a value that the graph writes in
-  // place (or whose identity it observes). False for values of immutable types.
+  // Whether `v` may share storage with a value that the graph writes in place.
+  // False for values of immutable types.
   bool may_be_written(const Value* v) const;
   // Whether `v` may share storage with a graph input or output.
   bool escapes(const Value* v) const;
+  // Whether `is` or `is_not` may compare `v` (or a value sharing its storage).
+  bool identity_observed(const Value* v) const;
   // Whether uses of `a` may use `b` instead, as far as aliasing goes.
   bool may_replace(const Value* a, const Value* b) const {
-    return !may_be_written(a) && !may_be_written(b) && !(escapes(a) && escapes(b));
+    return !may_be_written(a) && !may_be_written(b) && !(escapes(a) && escapes(b)) &&
+           !(identity_observed(a) && identity_observed(b));
   }
 
  private:
@@ -50,8 +56,10 @@ class MutationInfo {
   mutable std::unordered_map<const Value*, const Value*> parent_;
   std::unordered_set<const Value*> written_;  // values written to; resolved lazily
   std::unordered_set<const Value*> escaping_;
+  std::unordered_set<const Value*> observed_;
   mutable std::unordered_set<const Value*> written_roots_;
   mutable std::unordered_set<const Value*> escaping_roots_;
+  mutable std::unordered_set<const Value*> observed_roots_;
   mutable bool resolved_ = false;
 };
 
