@@ -1,80 +1,28 @@
 // Canonicalization; see canonicalize.h.
 #include "ir/passes/canonicalize.h"
 
-#include <unordered_map>
-
 #include "ir/passes/pass_utils.h"
 
 namespace tsl {
 namespace {
 
-bool is_commutative(const Node* n) {
-  switch (n->op()) {
-    case OpId::add: {
-      const IValue* alpha = constant_value(n->input(2));
-      return alpha && alpha->is_int() && alpha->to_int() == 1;
-    }
-    case OpId::mul:
-    case OpId::add_int:
-    case OpId::add_float:
-    case OpId::mul_int:
-    case OpId::mul_float:
-    case OpId::eq:
-    case OpId::ne:
-    case OpId::eq_int:
-    case OpId::eq_float:
-    case OpId::eq_bool:
-    case OpId::ne_int:
-    case OpId::ne_float:
-    case OpId::ne_bool:
-    case OpId::maximum:
-    case OpId::minimum:
-    case OpId::min_int:
-    case OpId::max_int:
-    case OpId::logical_and:
-    case OpId::logical_or:
-    case OpId::logical_xor:
-    case OpId::bitwise_and:
-    case OpId::bitwise_or:
-    case OpId::bitwise_xor:
-      return true;
-    default:
-      return false;
-  }
-}
-
 class Canonicalizer {
  public:
-  explicit Canonicalizer(Graph& g) : g_(g) { number_block(g.block()); }
-
-  bool run() {
-    run_block(g_.block());
+  bool run(Graph& g) {
+    run_block(g.block());
     return changed_;
   }
 
  private:
-  // Program order of definitions: the rank that orders commutative operands.
-  void number_block(const Block* b) {
-    for (const Value* p : b->params()) order_[p] = order_.size();
-    for (const Node* n : *b) {
-      for (const Block* nb : n->blocks()) number_block(nb);
-      for (const Value* o : n->outputs()) order_[o] = order_.size();
-    }
-  }
-
-  size_t rank(const Value* v) const {
-    size_t r = order_.at(v);
-    return constant_value(v) ? r + order_.size() : r;  // constants last
-  }
-
   void run_block(Block* b) {
     for (Node* n : *b) {
       for (Block* nb : n->blocks()) run_block(nb);
-      if (is_commutative(n) && rank(n->input(1)) < rank(n->input(0))) {
-        Value* a = n->input(0);
-        Value* c = n->input(1);
-        n->replace_input(0, c);
-        n->replace_input(1, a);
+      // Constants second: `2 * x` reads as mul(%x, %two), the form the other passes
+      // match first. Other operands keep the order of the source.
+      if (is_commutative(n) && constant_value(n->input(0)) && !constant_value(n->input(1))) {
+        Value* c = n->input(0);
+        n->replace_input(0, n->input(1));
+        n->replace_input(1, c);
         changed_ = true;
       }
       forward_tuple_parts(n);
@@ -105,13 +53,11 @@ class Canonicalizer {
     changed_ = true;
   }
 
-  Graph& g_;
-  std::unordered_map<const Value*, size_t> order_;
   bool changed_ = false;
 };
 
 }  // namespace
 
-bool canonicalize(Graph& g) { return Canonicalizer(g).run(); }
+bool canonicalize(Graph& g) { return Canonicalizer().run(g); }
 
 }  // namespace tsl

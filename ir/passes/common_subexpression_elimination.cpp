@@ -70,7 +70,11 @@ class CommonSubexpressions {
     }
     std::string key(n->info().name);
     key += "(";
-    for (const Value* v : n->inputs()) key += std::to_string(v->unique()) + ",";
+    std::vector<size_t> ids;
+    for (const Value* v : n->inputs()) ids.push_back(v->unique());
+    // mul(%x, %y) and mul(%y, %x) compute the same value.
+    if (is_commutative(n) && ids[1] < ids[0]) std::swap(ids[0], ids[1]);
+    for (size_t id : ids) key += std::to_string(id) + ",";
     key += ")[";
     for (const Attribute& a : n->attributes()) {
       std::string k = constant_key(a.value);

@@ -7,7 +7,8 @@
 namespace tsl {
 
 // A node is replaced by an earlier node when both have the same op, the same inputs
-// in the same order, equal attributes and equal output types, and the earlier one
+// in the same order (either order for commutative ops: mul(%x, %y) and mul(%y, %x);
+// see is_commutative in pass_utils.h), equal attributes and equal output types, and the earlier one
 // dominates it: it comes before it in the same block, or in a block enclosing it
 // (a node inside an If branch or a Loop body reuses one computed before the If or
 // Loop; nothing is reused out of a branch or body, nor across the two branches).

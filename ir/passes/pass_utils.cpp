@@ -224,6 +224,41 @@ Value* replace_with_constant(Graph& g, Node* n, Value* old, IValue value) {
   return v;
 }
 
+bool is_commutative(const Node* n) {
+  switch (n->op()) {
+    case OpId::add: {
+      const IValue* alpha = constant_value(n->input(2));
+      return alpha && alpha->is_int() && alpha->to_int() == 1;
+    }
+    case OpId::mul:
+    case OpId::add_int:
+    case OpId::add_float:
+    case OpId::mul_int:
+    case OpId::mul_float:
+    case OpId::eq:
+    case OpId::ne:
+    case OpId::eq_int:
+    case OpId::eq_float:
+    case OpId::eq_bool:
+    case OpId::ne_int:
+    case OpId::ne_float:
+    case OpId::ne_bool:
+    case OpId::maximum:
+    case OpId::minimum:
+    case OpId::min_int:
+    case OpId::max_int:
+    case OpId::logical_and:
+    case OpId::logical_or:
+    case OpId::logical_xor:
+    case OpId::bitwise_and:
+    case OpId::bitwise_or:
+    case OpId::bitwise_xor:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool is_pure_op(const Node* n) {
   const OpInfo& info = n->info();
   if (info.has(opflags::EFFECT) || info.has(opflags::RANDOM) || !n->blocks().empty()) return false;

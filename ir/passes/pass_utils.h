@@ -89,4 +89,12 @@ Value* replace_with_constant(Graph& g, Node* n, Value* old, IValue value);
 // a node impure here (If, Loop and GradOf are handled by the passes themselves).
 bool is_pure_op(const Node* n);
 
+// Whether the two first inputs of `n` may be swapped without changing any result:
+// add (alpha 1) and mul on tensors, add/mul.int/.float, eq/ne, maximum/minimum,
+// min/max.int, and the logical and bitwise and/or/xor. Promotion and broadcasting
+// are symmetric and IEEE + and * commute; only the payload of a NaN made from two
+// NaNs may differ, which TSL cannot observe. min.float and max.float are absent:
+// Python's min(nan, 1.0) and min(1.0, nan) differ.
+bool is_commutative(const Node* n);
+
 }  // namespace tsl

@@ -303,19 +303,21 @@ TEST(Licm, HoistsNonRaisingTensorOpsOnlyOnKnownFloatingDtypes) {
   EXPECT_FALSE(hoist_loop_invariants(*unknown));  // but unknown dtypes are not trusted
 }
 
-TEST(Canonicalize, MakesSwappedOperandsMergeable) {
-  auto h = parse_graph(
-      "graph f(%x : Tensor, %y : Tensor):\n"
+TEST(Canonicalize, PutsConstantsSecondSoThatSimplifyMatches) {
+  auto g = typed(
+      "graph f(%x : Tensor):\n"
       "  %one : int = Constant[value=1]()\n"
-      "  %a : Tensor = mul(%y, %x)\n"
-      "  %b : Tensor = mul(%x, %y)\n"
-      "  %c : Tensor = sub(%a, %b, %one)\n"
-      "  return (%c)\n");
-  EXPECT_FALSE(eliminate_common_subexpressions(*h));
-  EXPECT_TRUE(canonicalize(*h));
-  EXPECT_TRUE(eliminate_common_subexpressions(*h));
-  verify(*h);
-  EXPECT_EQ(count_ops(*h, OpId::mul), 1);
+      "  %y : Tensor = mul(%one, %x)\n"
+      "  %z : Tensor = relu(%y)\n"
+      "  return (%z)\n",
+      DType::Float32);
+  EXPECT_TRUE(canonicalize(*g));
+  const Node* mul = g->outputs()[0]->node()->input(0)->node();
+  EXPECT_EQ(mul->input(0), g->inputs()[0]);
+  EXPECT_FALSE(canonicalize(*g));
+  EXPECT_TRUE(simplify_arithmetic(*g));
+  verify(*g);
+  EXPECT_EQ(count_ops(*g, OpId::mul), 0);
 }
 
 // ---- the pipeline
