@@ -32,7 +32,7 @@ class Canonicalizer {
   void forward_tuple_parts(Node* n) {
     if (n->inputs().size() != 1) return;
     const Node* def = n->input(0)->node();
-    if (n->op() == OpId::TupleIndex && def->op() == OpId::TupleConstruct &&
+    if (n->op() == OpId::TupleIndex && def->op() == OpId::TupleConstruct && n->has_attr("index") &&
         n->attr("index").is_int()) {
       int64_t i = n->attr("index").to_int();
       if (i >= 0 && i < static_cast<int64_t>(def->inputs().size())) {
