@@ -2,7 +2,6 @@
 #include "ir/passes/pass_utils.h"
 
 #include <bit>
-#include <cstring>
 
 namespace tsl {
 namespace {
