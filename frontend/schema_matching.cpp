@@ -1,6 +1,7 @@
 // Overload resolution and argument matching against op schemas.
 #include "frontend/schema_matching.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "frontend/dtype_inference.h"
@@ -202,8 +203,8 @@ MatchedOp emit_plan(Graph& graph, const FunctionSchema& s, const Plan& plan,
       case ArgSource::Positional:
       case ArgSource::Keyword:
         m.inputs.push_back(apply_conversion(graph, args[src.first].value, src.conversion,
-                                            substitute_var(a.type, plan.var),
-                                            args[src.first].range));
+                                            substitute_var(a.type, plan.var), args[src.first].range,
+                                            a.fixed_size));
         break;
       case ArgSource::Default:
         m.inputs.push_back(emit_default(graph, a, plan.var, range));
@@ -303,7 +304,7 @@ Conversion conversion_for(const TypePtr& actual, const TypePtr& formal, TypePtr&
 }
 
 Value* apply_conversion(Graph& graph, Value* v, Conversion c, const TypePtr& formal,
-                        const SourceRange& range) {
+                        const SourceRange& range, int copies) {
   switch (c) {
     case Conversion::None:
     case Conversion::Reject:
@@ -311,7 +312,8 @@ Value* apply_conversion(Graph& graph, Value* v, Conversion c, const TypePtr& for
     case Conversion::IntToFloat:
       return graph.insert_op(OpId::Float_int, {v}, Type::float_(), range);
     case Conversion::IntToList: {
-      Node* n = graph.insert(graph.create(OpId::ListConstruct, {v}, 1));
+      std::vector<Value*> elements(static_cast<size_t>(std::max(copies, 1)), v);
+      Node* n = graph.insert(graph.create(OpId::ListConstruct, elements, 1));
       n->set_range(range);
       return n->output()->set_type(Type::list(Type::int_()));
     }

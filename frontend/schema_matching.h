@@ -41,8 +41,9 @@ Conversion conversion_for(const TypePtr& actual, const TypePtr& formal, TypePtr&
                           const Value* value);
 
 // Inserts the nodes of a conversion.
+// IntToList repeats the int `copies` times (`int[2] stride` given `2` is [2, 2]).
 Value* apply_conversion(Graph& graph, Value* v, Conversion c, const TypePtr& formal,
-                        const SourceRange& range);
+                        const SourceRange& range, int copies = 1);
 
 // Substitutes the bound type variable into a schema type (List[t] -> List[int]).
 TypePtr substitute_var(const TypePtr& t, const TypePtr& var);

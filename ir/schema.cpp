@@ -66,7 +66,9 @@ class SchemaParser {
  private:
   Argument argument() {
     Argument a;
+    fixed_size_ = 0;
     a.type = type();
+    a.fixed_size = fixed_size_;
     skip_ws();
     if (text_.substr(pos_).starts_with("...")) {
       a.variadic = true;
@@ -78,6 +80,10 @@ class SchemaParser {
     if (accept('=')) {
       skip_ws();
       a.default_value = default_value();
+      if (a.fixed_size && a.default_value->is_int()) {
+        a.default_value = IValue::int_list(
+            std::vector<int64_t>(static_cast<size_t>(a.fixed_size), a.default_value->to_int()));
+      }
     }
     return a;
   }
@@ -114,6 +120,12 @@ class SchemaParser {
         t = Type::optional(t);
       } else if (text_.substr(pos_).starts_with("[]")) {
         pos_ += 2;
+        t = Type::list(t);
+      } else if (peek() == '[' && pos_ + 1 < text_.size() &&
+                 std::isdigit(static_cast<unsigned char>(text_[pos_ + 1]))) {
+        ++pos_;
+        fixed_size_ = std::stoi(number_text());
+        expect(']');
         t = Type::list(t);
       } else {
         return t;
@@ -210,6 +222,7 @@ class SchemaParser {
   OpId op_;
   std::string_view text_;
   size_t pos_ = 0;
+  int fixed_size_ = 0;  // of the list type type() parsed last
 };
 
 }  // namespace

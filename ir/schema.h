@@ -17,6 +17,9 @@ struct Argument {
   std::optional<IValue> default_value;
   bool kwarg_only = false;
   bool variadic = false;  // `Any... values`: takes all remaining positional args
+  // `int[2] stride=1`: a list of this many ints; a single int stands for all of them
+  // (PyTorch's BroadcastingList). 0 for lists of any length.
+  int fixed_size = 0;
 };
 
 struct FunctionSchema {

@@ -42,6 +42,12 @@ Sym apply_with_input(const RuleContext& c, size_t i, Sym replacement) {
   return call_multi(c.node()->op(), std::move(args), c.node()->outputs().size()).at(0);
 }
 
+bool has_optional_input(const RuleContext& c, size_t i) {
+  if (c.input(i).value()->type()->kind() == TypeKind::None) return false;
+  const IValue* k = c.constant_input(i);
+  return !(k && k->is_none());
+}
+
 const DerivativeRule* derivative_rule(OpId op) {
   static const DerivativeTable* table = [] {
     auto* t = new DerivativeTable();
@@ -49,6 +55,7 @@ const DerivativeRule* derivative_rule(OpId op) {
     register_reduction_derivatives(*t);
     register_shape_derivatives(*t);
     register_linalg_nn_derivatives(*t);
+    register_conv_pool_derivatives(*t);
     return t;
   }();
   const DerivativeRule& r = (*table)[static_cast<size_t>(op)];

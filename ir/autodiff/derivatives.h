@@ -74,6 +74,7 @@ void register_elementwise_derivatives(DerivativeTable& table);
 void register_reduction_derivatives(DerivativeTable& table);
 void register_shape_derivatives(DerivativeTable& table);
 void register_linalg_nn_derivatives(DerivativeTable& table);
+void register_conv_pool_derivatives(DerivativeTable& table);
 
 // Helpers shared by the rule files.
 // Adds tangents, treating null as zero.
@@ -81,5 +82,7 @@ Sym add_tangents(Sym a, Sym b);
 // The rule for `x` given `dx`, for tangents of ops linear in input `i`: the same op
 // with input i replaced by its tangent (other inputs unchanged).
 Sym apply_with_input(const RuleContext& c, size_t i, Sym replacement);
+// Whether optional tensor input i (a bias, a weight) is given: not None.
+bool has_optional_input(const RuleContext& c, size_t i);
 
 }  // namespace tsl::autodiff

@@ -52,11 +52,6 @@ std::vector<Sym> outer_vjp(const RuleContext& c) {
           c.needs(1) ? call(OpId::mv, {call(OpId::t, {g}), c.input(0)}) : Sym()};
 }
 
-bool has_bias(const RuleContext& c) {
-  if (c.input(2).value()->type()->kind() == TypeKind::None) return false;
-  const IValue* k = c.constant_input(2);
-  return !(k && k->is_none());
-}
 // linear(x, w, b) = x @ w^T + b, x of any rank >= 1.
 std::vector<Sym> linear_vjp(const RuleContext& c) {
   Sym x = c.input(0), w = c.input(1), g = c.grad();
@@ -74,7 +69,7 @@ std::vector<Sym> linear_vjp(const RuleContext& c) {
     Sym in_features = call(OpId::size_dim, {w, 1});
     gw = call(OpId::mm, {call(OpId::t, {rows(g, out_features)}), rows(x, in_features)});
   }
-  if (c.needs(2) && has_bias(c)) gb = sum_to(g, c.input(2));
+  if (c.needs(2) && has_optional_input(c, 2)) gb = sum_to(g, c.input(2));
   return {gx, gw, gb};
 }
 std::vector<Sym> linear_jvp(const RuleContext& c) {
@@ -152,14 +147,9 @@ Sym nll_input_grad(Sym g, Sym input, Sym target, Sym weight, Sym ignore_index, S
   return call(OpId::scatter_add,
               {zeros_like(input), p.class_dim, idx, unsqueeze(scale, p.class_dim)});
 }
-bool has_tensor_weight(const RuleContext& c) {
-  if (c.input(2).value()->type()->kind() == TypeKind::None) return false;
-  const IValue* k = c.constant_input(2);
-  return !(k && k->is_none());
-}
 std::vector<Sym> nll_loss_vjp(const RuleContext& c) {
   return {nll_input_grad(c.grad(), c.input(0), c.input(1), c.input(2), c.input(3), c.input(4),
-                         has_tensor_weight(c), c.constant_input(4))};
+                         has_optional_input(c, 2), c.constant_input(4))};
 }
 std::vector<Sym> nll_loss_jvp(const RuleContext& c) {
   Sym t = c.tangent(0);
@@ -182,7 +172,7 @@ std::vector<Sym> cross_entropy_vjp(const RuleContext& c) {
   Sym cdim = call(OpId::min_int, {call(OpId::sub_int, {call(OpId::dim, {x}), 1}), 1});
   Sym lsm = call(OpId::log_softmax, {x, cdim});
   Sym glsm = nll_input_grad(c.grad(), lsm, c.input(1), c.input(2), c.input(3), c.input(4),
-                            has_tensor_weight(c), c.constant_input(4));
+                            has_optional_input(c, 2), c.constant_input(4));
   return {glsm - exp(lsm) * sum(glsm, dim_list(cdim), true)};
 }
 std::vector<Sym> cross_entropy_jvp(const RuleContext& c) {
@@ -223,7 +213,7 @@ std::vector<Sym> mse_loss_jvp(const RuleContext& c) {
 // d/dp = (p - t) / max((1 - p) p, 1e-12); d/dt = log(1 - p) - log(p), logs >= -100.
 Sym bce_scale(const RuleContext& c, Sym g) {
   Sym s = g;
-  if (has_tensor_weight(c)) s = s * c.input(2);
+  if (has_optional_input(c, 2)) s = s * c.input(2);
   const IValue* red = c.constant_input(3);
   if (!red || !red->is_str() || red->to_str() == "mean") {
     s = s / call(OpId::Float_int, {numel(c.input(0))});

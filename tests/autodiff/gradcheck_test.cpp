@@ -832,6 +832,68 @@ void add_nn_cases(Table& t) {
   add(t, OpId::dropout, "transposed", {T(transposed(normal({5, 4}))), F(0.3)});
 }
 
+// x with its last two dims swapped: a non-contiguous NCHW tensor (x is given with the
+// swapped shape).
+Tensor swapped_hw(const Tensor& x) { return op1(OpId::transpose, {IValue(x), I(-2), I(-1)}); }
+
+void add_conv_pool_cases(Table& t) {
+  // conv2d(input, weight, bias, stride, padding, dilation, groups)
+  add(t, OpId::conv2d, "stride 1 pad 1 bias",
+      {T(normal({2, 2, 5, 5})), T(normal({3, 2, 3, 3})), T(normal({3})), L({1}), L({1})});
+  add(t, OpId::conv2d, "stride 2 no bias, 3x2 kernel",
+      {T(normal({1, 2, 6, 5})), T(normal({3, 2, 3, 2})), IValue(), L({2, 2}), L({0, 0})});
+  add(t, OpId::conv2d, "dilation, groups 2, asymmetric",
+      {T(normal({1, 4, 6, 6})), T(normal({4, 2, 2, 2})), T(normal({4})), L({1, 2}), L({1, 0}),
+       L({2, 1}), I(2)});
+  add(t, OpId::conv2d, "unbatched 1x1",
+      {T(normal({2, 4, 4})), T(normal({3, 2, 1, 1})), T(normal({3}))});
+  add(t, OpId::conv2d, "non-contiguous input",
+      {T(swapped_hw(normal({2, 2, 5, 4}))), T(normal({2, 2, 2, 3})), T(normal({2})), L({1}),
+       L({1, 0})});
+  add(t, OpId::conv2d, "weight fixed", {T(normal({1, 1, 4, 4})), T(normal({2, 1, 3, 3}))}, {1});
+  // The gradient ops: (grad, weight or input, size, stride, padding, dilation, groups).
+  add(t, OpId::conv2d_input_backward, "stride 2 pad 1",
+      {T(normal({2, 3, 3, 3})), T(normal({3, 2, 3, 3})), L({2, 2, 5, 5}), L({2}), L({1}), L({1}),
+       I(1)});
+  add(t, OpId::conv2d_input_backward, "groups 2 dilation 2",
+      {T(normal({1, 4, 4, 2})), T(normal({4, 2, 2, 2})), L({1, 4, 5, 4}), L({1}), L({0}), L({1, 2}),
+       I(2)});
+  add(t, OpId::conv2d_input_backward, "unbatched 1x1",
+      {T(normal({3, 3, 3})), T(normal({3, 2, 1, 1})), L({2, 3, 3}), L({1}), L({0}), L({1}), I(1)});
+  add(t, OpId::conv2d_weight_backward, "stride 2 pad 1",
+      {T(normal({2, 3, 3, 3})), T(normal({2, 2, 5, 5})), L({3, 2, 3, 3}), L({2}), L({1}), L({1}),
+       I(1)});
+  add(t, OpId::conv2d_weight_backward, "groups 2 unbatched",
+      {T(normal({4, 5, 5})), T(normal({4, 5, 5})), L({4, 2, 3, 3}), L({1}), L({1}), L({1}), I(2)});
+  // max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+  add(t, OpId::max_pool2d, "2x2", {T(normal({2, 2, 4, 4})), L({2})});
+  add(t, OpId::max_pool2d, "3x3 stride 2 pad 1 ceil",
+      {T(normal({1, 2, 5, 6})), L({3}), L({2}), L({1}), L({1}), IValue(true)});
+  add(t, OpId::max_pool2d, "dilation 2, overlapping",
+      {T(normal({1, 1, 6, 5})), L({2, 2}), L({1}), L({0}), L({2})});
+  add(t, OpId::max_pool2d, "unbatched, non-contiguous",
+      {T(swapped_hw(normal({3, 5, 4}))), L({2, 3}), L({2, 1})});
+  // avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+  // divisor_override)
+  add(t, OpId::avg_pool2d, "2x2", {T(normal({2, 2, 4, 4})), L({2})});
+  add(t, OpId::avg_pool2d, "3x3 stride 2 pad 1 ceil, count_include_pad",
+      {T(normal({1, 2, 5, 6})), L({3}), L({2}), L({1}), IValue(true)});
+  add(t, OpId::avg_pool2d, "pad 1, not counting the padding",
+      {T(normal({1, 1, 5, 5})), L({3, 2}), L({1}), L({1}), IValue(false), IValue(false)});
+  add(t, OpId::avg_pool2d, "divisor_override, unbatched non-contiguous",
+      {T(swapped_hw(normal({2, 5, 4}))), L({2}), IValue(), L({0}), IValue(false), IValue(true),
+       I(3)});
+  // avg_pool2d_backward(grad, input (its shape only), the parameters above)
+  add(t, OpId::avg_pool2d_backward, "3x3 stride 2 pad 1 ceil",
+      {T(normal({1, 2, 3, 4})), T(normal({1, 2, 5, 6})), L({3}), L({2}), L({1}), IValue(true),
+       IValue(true), IValue()},
+      {1});
+  add(t, OpId::avg_pool2d_backward, "2x2 unbatched",
+      {T(normal({2, 2, 2})), T(normal({2, 4, 5})), L({2}), IValue(), L({0}), IValue(false),
+       IValue(false), IValue()},
+      {1});
+}
+
 // The kinks, with PyTorch's gradients for an output gradient of ones (computed with
 // torch 1.13 in float64).
 void add_kink_cases(Table& t) {
@@ -867,6 +929,9 @@ void add_kink_cases(Table& t) {
   add_kink(t, OpId::norm, "p 1 at 0", {T(vec({0, 1, -2})), F(1.0)}, {vec({0, 1, -1})});
   add_kink(t, OpId::norm, "p inf ties", {T(vec({2, 1, -2})), F(INFINITY)}, {vec({0.5, 0, -0.5})});
   add_kink(t, OpId::std, "of a constant", {T(vec({1, 1, 1}))}, {vec({0, 0, 0})});
+  add_kink(t, OpId::max_pool2d, "ties: the first maximum",
+           {T(from_values({1, 1, 0, 1, 2, 2, 2, 2}, {1, 1, 2, 4})), L({2})},
+           {from_values({0, 0, 0, 0, 1, 0, 1, 0}, {1, 1, 2, 4})});
   add_kink(t, OpId::pow, "zero base, zero exponent", {T(vec({0, 1, 2})), T(vec({2, 0, 1}))},
            {vec({0, 0, 1}), vec({0, 0, 2 * std::log(2.0)})});
 }
@@ -880,6 +945,7 @@ const Table& table() {
     add_linalg_cases(t);
     add_shape_cases(t);
     add_nn_cases(t);
+    add_conv_pool_cases(t);
     add_kink_cases(t);
     return t;
   }();

@@ -121,6 +121,23 @@ TEST(Schema, ArgumentsDefaultsAndReturns) {
   EXPECT_EQ(schema_of(OpId::index).arguments[1].type->str(), "List[Optional[Tensor]]");
 }
 
+// `int[2] stride=1` (PyTorch's fixed-size lists): a list of ints whose int default
+// stands for both elements; `int[2]?` is optional.
+TEST(Schema, FixedSizeIntLists) {
+  const FunctionSchema& s = schema_of(OpId::conv2d);
+  const Argument& stride = s.arguments[3];
+  EXPECT_EQ(stride.name, "stride");
+  EXPECT_EQ(stride.fixed_size, 2);
+  EXPECT_EQ(stride.type->str(), "List[int]");
+  EXPECT_EQ(stride.default_value->to_int_vector(), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(s.arguments[6].fixed_size, 0);  // int groups
+  const Argument& pool_stride = schema_of(OpId::max_pool2d).arguments[2];
+  EXPECT_EQ(pool_stride.fixed_size, 2);
+  EXPECT_EQ(pool_stride.type->str(), "Optional[List[int]]");
+  EXPECT_TRUE(pool_stride.default_value->is_none());
+  EXPECT_EQ(schema_of(OpId::zeros).arguments[0].fixed_size, 0);  // int[] size
+}
+
 TEST(Types, SubtypingAndUnification) {
   TypePtr opt = Type::optional(Type::tensor());
   EXPECT_TRUE(is_subtype(Type::none(), opt));

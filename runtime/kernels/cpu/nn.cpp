@@ -110,6 +110,8 @@ Tensor softmax_along(const Tensor& self, int64_t dim, bool log) {
 }
 
 void register_nn_loss_kernels();
+void register_conv_kernels();
+void register_pool_kernels();
 
 }  // namespace cpu
 
@@ -117,6 +119,8 @@ void register_cpu_nn_kernels() {
   TSL_REGISTER_CPU(softmax, cpu::softmax);
   TSL_REGISTER_CPU(log_softmax, cpu::log_softmax);
   cpu::register_nn_loss_kernels();
+  cpu::register_conv_kernels();
+  cpu::register_pool_kernels();
 }
 
 }  // namespace tsl
