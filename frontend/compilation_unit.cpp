@@ -10,6 +10,8 @@
 #include "ir/autodiff/forward_mode.h"
 #include "ir/dot.h"
 #include "ir/passes/inline_calls.h"
+#include "ir/passes/pipeline.h"
+#include "ir/passes/pipeline_trace.h"
 
 namespace tsl {
 namespace {
@@ -294,11 +296,37 @@ TypePtr CompilationUnit::function_value_type(FunctionDecl& decl) {
   return decl.value_type;
 }
 
-std::string CompilationUnit::graph_text(FunctionDecl& decl, const SourceRange& use) {
+namespace {
+
+std::string node_count(size_t n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
+
+// Optimizes `g` in place (as Function::code() does to its copy) and returns the
+// comment line that says how many nodes the pipeline left.
+std::string optimize_for_view(Graph& g) {
+  size_t before = count_nodes(g);
+  optimize(g);
+  verify(g);
+  return "# " + g.name() + " after the optimization pipeline: " + node_count(count_nodes(g)) +
+         " (" + node_count(before) + " as written)\n";
+}
+
+// `g` as text in `view`.
+std::string view_text(const Graph& g, GraphView view, PrintOptionsIR options) {
+  if (view == GraphView::Passes) return trace_optimize(g, options);
+  if (view == GraphView::AsWritten) return print_graph(g, options);
+  std::unique_ptr<Graph> copy = g.clone();
+  std::string header = optimize_for_view(*copy);
+  return header + print_graph(*copy, options);
+}
+
+}  // namespace
+
+std::string CompilationUnit::graph_text(FunctionDecl& decl, const SourceRange& use,
+                                        GraphView view) {
   if (!decl.transform) {
-    return print_graph(compile_function(decl, use).function->graph(), {.with_lines = true});
+    return view_text(compile_function(decl, use).function->graph(), view, {.with_lines = true});
   }
-  return gradient_text(*decl.transform->inner, decl.transform->argnums, use);
+  return gradient_text(*decl.transform->inner, decl.transform->argnums, use, false, view);
 }
 
 FunctionDecl* CompilationUnit::resolve_function(const std::string& name) {
@@ -312,7 +340,7 @@ FunctionDecl* CompilationUnit::resolve_function(const std::string& name) {
 }
 
 std::string CompilationUnit::gradient_text(FunctionDecl& decl, std::vector<size_t> wrt,
-                                           const SourceRange& use, bool dot) {
+                                           const SourceRange& use, bool dot, GraphView view) {
   const FunctionDecl::Compiled& compiled = compile_function(decl, use);
   if (wrt.empty()) {
     for (size_t i = 0; i < decl.param_types.size(); ++i) {
@@ -332,6 +360,10 @@ std::string CompilationUnit::gradient_text(FunctionDecl& decl, std::vector<size_
   verify(*gradient.f);
   verify(*gradient.df);
   if (dot) {
+    if (view == GraphView::Optimized) {
+      optimize_for_view(*gradient.f);
+      optimize_for_view(*gradient.df);
+    }
     return gradient_to_dot(*gradient.f, *gradient.df, gradient.num_real_outputs,
                            joint.seeded_outputs.size());
   }
@@ -341,13 +373,13 @@ std::string CompilationUnit::gradient_text(FunctionDecl& decl, std::vector<size_
   out += "# " + decl.name + ".forward returns " + std::to_string(gradient.num_real_outputs) +
          " result(s), then " + std::to_string(gradient.num_captures) +
          " value(s) captured for the backward\n";
-  out += print_graph(*gradient.f,
-                     {.with_lines = true, .first_captured_output = gradient.num_real_outputs});
+  out += view_text(*gradient.f, view,
+                   {.with_lines = true, .first_captured_output = gradient.num_real_outputs});
   out += "# " + decl.name +
          ".backward takes the result's gradient and the captured values, and "
          "returns the gradients of " +
          names + "\n";
-  out += print_graph(*gradient.df, {.with_lines = true});
+  out += view_text(*gradient.df, view, {.with_lines = true});
   return out;
 }
 

@@ -64,6 +64,13 @@ struct FunctionDecl {
   std::vector<Compiled> compiled;
 };
 
+// Which form of a function's graph the dumps show.
+enum class GraphView {
+  AsWritten,  // as compiled from the source (`--dump=ir`, `:graph`)
+  Optimized,  // after the optimization pipeline (`--dump=opt`, `:opt`)
+  Passes,     // the pipeline pass by pass, each change a line diff (`:passes`)
+};
+
 // A function as a value (`g = grad(f)`): calls through it are resolved statically,
 // through the target of its type (see FunctionSignature::target).
 class FunctionRef : public ObjectImpl {
@@ -119,12 +126,15 @@ class CompilationUnit {
                                                std::vector<size_t> argnums, bool argnums_tuple,
                                                const SourceRange& range);
   // The IR of `decl` as text (`graph(f)`); for a transform, its gradient graph.
-  std::string graph_text(FunctionDecl& decl, const SourceRange& use);
+  // `view` picks the graph as written, optimized, or the optimization pass by pass.
+  std::string graph_text(FunctionDecl& decl, const SourceRange& use,
+                         GraphView view = GraphView::AsWritten);
   // The gradient graph of `decl` for the Tensor parameters `wrt` (all when empty):
   // the forward graph with the values it captures for the backward, then the
-  // backward graph (`--dump=grad`, `:grad f`).
+  // backward graph (`--dump=grad`, `:grad f`), each in `view`. `dot` draws them
+  // (Graphviz) instead, as written or optimized.
   std::string gradient_text(FunctionDecl& decl, std::vector<size_t> wrt, const SourceRange& use,
-                            bool dot = false);
+                            bool dot = false, GraphView view = GraphView::AsWritten);
   // The function a name stands for: a def, or a variable holding a function value
   // (`g = grad(f)`); null when neither.
   FunctionDecl* resolve_function(const std::string& name);

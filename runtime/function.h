@@ -12,6 +12,20 @@
 
 namespace tsl {
 
+// Note [Optimizing compiled functions]
+// A Function keeps its graph as the frontend or autodiff built it: that graph is what
+// the dumps show (`--dump=ir`, `:graph`), what callers inline and what transforms
+// differentiate. Its Code is compiled, once, from an optimized copy (the pipeline of
+// ir/passes/pipeline.h, then the verifier), so every function, top-level statement
+// and gradient graph runs optimized while the text a learner reads stays the one
+// written. `tsl --no-opt` or TSL_NO_OPT=1 compiles the graph as it is, for
+// debugging the passes.
+
+// Whether Function::code() optimizes. On unless the environment variable TSL_NO_OPT is
+// set to something other than "" or "0"; `tsl --no-opt` turns it off.
+bool optimization_enabled();
+void set_optimization_enabled(bool on);
+
 class Function : public ObjectImpl {
  public:
   Function(std::string name, std::shared_ptr<Graph> graph);
@@ -19,7 +33,8 @@ class Function : public ObjectImpl {
   const std::string& name() const { return name_; }
   const Graph& graph() const { return *graph_; }
   std::shared_ptr<const Graph> graph_ptr() const { return graph_; }
-  // The compiled program (built on first use).
+  // The compiled program (built on first use, from an optimized copy of the graph;
+  // see Note [Optimizing compiled functions]).
   const Code& code();
   // Runs the function. `inputs` are all graph inputs (hidden globals included).
   std::vector<IValue> run(std::vector<IValue> inputs);

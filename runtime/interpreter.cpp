@@ -2,11 +2,14 @@
 // Code] in interpreter.h.
 #include "runtime/interpreter.h"
 
+#include <cstdlib>
 #include <new>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/passes/pipeline.h"
 #include "ir/schema.h"
 #include "runtime/function.h"
 
@@ -681,11 +684,36 @@ void InterpreterState::execute() {
 
 // ---- Function ---------------------------------------------------------------------------
 
+namespace {
+
+std::atomic<bool>& optimization_flag() {
+  static std::atomic<bool> on = [] {
+    std::string_view no_opt = std::getenv("TSL_NO_OPT") ? std::getenv("TSL_NO_OPT") : "";
+    return no_opt.empty() || no_opt == "0";
+  }();
+  return on;
+}
+
+// The graph Code is compiled from; see Note [Optimizing compiled functions].
+std::shared_ptr<const Graph> graph_to_compile(const std::shared_ptr<Graph>& graph) {
+  if (!optimization_enabled()) return graph;
+  std::shared_ptr<Graph> copy = graph->clone();
+  optimize(*copy);
+  verify(*copy);
+  return copy;
+}
+
+}  // namespace
+
+bool optimization_enabled() { return optimization_flag().load(std::memory_order_relaxed); }
+
+void set_optimization_enabled(bool on) { optimization_flag().store(on); }
+
 Function::Function(std::string name, std::shared_ptr<Graph> graph)
     : name_(std::move(name)), graph_(std::move(graph)) {}
 
 const Code& Function::code() {
-  std::call_once(compiled_, [&] { code_ = std::make_unique<Code>(graph_); });
+  std::call_once(compiled_, [&] { code_ = std::make_unique<Code>(graph_to_compile(graph_)); });
   return *code_;
 }
 

@@ -16,6 +16,7 @@
 #include "frontend/repl/repl.h"
 #include "ir/ir_parser.h"
 #include "ir/passes/pass_registry.h"
+#include "runtime/function.h"
 #include "runtime/interpreter.h"
 #include "runtime/tensor/parallel.h"
 
@@ -32,12 +33,17 @@ const char* kUsage =
     "  -c CODE          run CODE as a script\n"
     "  --dump=ast FILE  print the syntax tree and exit\n"
     "  --dump=ir FILE   run FILE quietly, then print the IR of each function\n"
+    "  --dump=opt FILE  the same after the optimization pipeline (what runs)\n"
     "  --dump=grad FILE run FILE quietly, then print the gradient graph of each function\n"
     "                   (forward with its captured values, then backward)\n"
-    "  --format=dot     with --dump=grad: Graphviz DOT instead of IR text\n"
+    "  --dump=opt-grad FILE  the gradient graphs after the optimization pipeline\n"
+    "  --format=dot     with --dump=grad or opt-grad: Graphviz DOT instead of IR text\n"
+    "  --no-opt         run functions as written, without the optimization pipeline\n"
+    "                   (for debugging the passes; also TSL_NO_OPT=1)\n"
     "  --ir FILE.ir [--passes=P1,P2]\n"
     "                   read IR text (what --dump=ir prints), run the named passes\n"
-    "                   (the verifier after each), print the result; passes: dce\n"
+    "                   (the verifier after each), print the result; passes: dce,\n"
+    "                   constant-fold, cse, simplify, licm, canonicalize, optimize\n"
     "  --threads N      use N threads for large kernels (default: all cores)\n"
     "  --device cpu     the default device (cuda needs a GPU build)\n"
     "  --version        print the version and exit\n"
@@ -48,8 +54,8 @@ const char* kUsage =
 struct Options {
   std::string code;  // -c
   bool has_code = false;
-  std::string dump;                 // ast, ir, grad
-  std::string format = "text";      // text, dot (for --dump=grad)
+  std::string dump;                 // ast, ir, opt, grad, opt-grad
+  std::string format = "text";      // text, dot (for --dump=grad and opt-grad)
   std::string ir_file;              // --ir FILE.ir
   std::vector<std::string> passes;  // --passes=a,b
   bool has_passes = false;
@@ -143,19 +149,19 @@ int run_quietly(CompilationUnit& unit, SourcePtr source) {
   return status;
 }
 
-int dump_ir(CompilationUnit& unit, SourcePtr source) {
+// --dump=ir and --dump=opt: every function's graph as written or optimized.
+int dump_ir(CompilationUnit& unit, SourcePtr source, GraphView view) {
   if (int status = run_quietly(unit, source); status != kExitOk) return status;
   return run_guarded([&] {
     for (const auto& [name, decl] : unit.functions()) {
-      const FunctionDecl::Compiled& c = unit.compile_function(*decl, decl->def->name_range);
-      std::cout << print_graph(c.function->graph(), {.with_lines = true}) << "\n";
+      std::cout << unit.graph_text(*decl, decl->def->name_range, view) << "\n";
     }
   });
 }
 
 // The gradient graph of every function for its Tensor parameters (functions
 // without one, or whose result is not a Tensor, are listed as such).
-int dump_grad(CompilationUnit& unit, SourcePtr source, bool dot) {
+int dump_grad(CompilationUnit& unit, SourcePtr source, bool dot, GraphView view) {
   if (int status = run_quietly(unit, source); status != kExitOk) return status;
   return run_guarded([&] {
     for (const auto& [name, decl] : unit.functions()) {
@@ -167,7 +173,7 @@ int dump_grad(CompilationUnit& unit, SourcePtr source, bool dot) {
                   << "Tensor result)\n\n";
         continue;
       }
-      std::cout << unit.gradient_text(*decl, {}, decl->def->name_range, dot) << "\n";
+      std::cout << unit.gradient_text(*decl, {}, decl->def->name_range, dot, view) << "\n";
     }
   });
 }
@@ -239,8 +245,10 @@ int run(const Options& o) {
   if (o.dump == "ast") {
     return run_guarded([&] { std::cout << dump_ast(parse_module(source)); });
   }
-  if (o.dump == "ir") return dump_ir(unit, source);
-  if (o.dump == "grad") return dump_grad(unit, source, o.format == "dot");
+  if (o.dump == "ir") return dump_ir(unit, source, GraphView::AsWritten);
+  if (o.dump == "opt") return dump_ir(unit, source, GraphView::Optimized);
+  if (o.dump == "grad") return dump_grad(unit, source, o.format == "dot", GraphView::AsWritten);
+  if (o.dump == "opt-grad") return dump_grad(unit, source, o.format == "dot", GraphView::Optimized);
   install_sigint_handler();
   return run_guarded([&] { unit.run_source(source, false); });
 }
@@ -278,11 +286,14 @@ int run_command_line(const std::vector<std::string>& args) {
       }
     } else if (a.starts_with("--dump=")) {
       o.dump = a.substr(7);
-      if (o.dump != "ast" && o.dump != "ir" && o.dump != "grad") {
-        std::cerr << "tsl: error: --dump takes ast, ir or grad (the other views come with later "
-                     "features)\n";
+      if (o.dump != "ast" && o.dump != "ir" && o.dump != "opt" && o.dump != "grad" &&
+          o.dump != "opt-grad") {
+        std::cerr << "tsl: error: --dump takes ast, ir, opt, grad or opt-grad (the other views "
+                     "come with later features)\n";
         return kExitCompileError;
       }
+    } else if (a == "--no-opt") {
+      set_optimization_enabled(false);
     } else if (a == "--ir") {
       if (i + 1 >= args.size()) {
         std::cerr << "tsl: error: --ir needs a FILE.ir\n";

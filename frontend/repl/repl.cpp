@@ -33,6 +33,10 @@ const char* kHelp =
     "  :graph NAME      the IR of function NAME (also :ir NAME)\n"
     "  :grad NAME       the gradient graph of NAME for its Tensor parameters: the\n"
     "                   forward with its captured values, then the backward\n"
+    "  :opt NAME        NAME's graph after the optimization pipeline (what runs);\n"
+    "                   :opt grad NAME its gradient graph optimized\n"
+    "  :passes NAME     the pipeline pass by pass: the graph after each pass that\n"
+    "                   changed it, lines marked - (gone) and + (new); also :passes grad NAME\n"
     "  :dot NAME        Graphviz DOT of NAME's graph; :dot grad NAME of its gradient\n"
     "                   graph (also written to NAME.svg when Graphviz's dot is installed)\n"
     "  :load FILE       run a script in this session\n"
@@ -105,14 +109,22 @@ FunctionDecl* find_function_or_report(CompilationUnit& unit, const std::string& 
   return decl;
 }
 
-// :graph f, :grad f, :dot f, :dot grad f.
+// :graph f, :grad f, :dot f, :dot grad f, :opt f, :opt grad f, :passes f, :passes grad f.
 void show_graph(CompilationUnit& unit, const std::string& what, const std::string& name,
                 std::ostream& out, std::ostream& err) {
   FunctionDecl* decl = find_function_or_report(unit, name, err);
   if (!decl) return;
   try {
-    if (what == "graph") {
-      out << unit.graph_text(*decl, {});
+    if (what == "graph" || what == "opt" || what == "passes") {
+      GraphView view = what == "graph" ? GraphView::AsWritten
+                       : what == "opt" ? GraphView::Optimized
+                                       : GraphView::Passes;
+      out << unit.graph_text(*decl, {}, view);
+      return;
+    }
+    if (what == "opt grad" || what == "passes grad") {
+      GraphView view = what == "opt grad" ? GraphView::Optimized : GraphView::Passes;
+      out << unit.gradient_text(*decl, {}, {}, false, view);
       return;
     }
     bool dot = what == "dot" || what == "dot grad";
@@ -149,11 +161,12 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
     show_graph(unit, "graph", rest, out, err);
   } else if (cmd == ":grad") {
     show_graph(unit, "grad", rest, out, err);
-  } else if (cmd == ":dot") {
+  } else if (cmd == ":dot" || cmd == ":opt" || cmd == ":passes") {
+    std::string what = cmd.substr(1);
     if (rest.rfind("grad ", 0) == 0) {
-      show_graph(unit, "dot grad", trim(rest.substr(5)), out, err);
+      show_graph(unit, what + " grad", trim(rest.substr(5)), out, err);
     } else {
-      show_graph(unit, "dot", rest, out, err);
+      show_graph(unit, what, rest, out, err);
     }
   } else if (cmd == ":reset") {
     unit.reset();
@@ -173,8 +186,7 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
         err << "error: " << e.what() << "\n";
       }
     }
-  } else if (cmd == ":opt" || cmd == ":passes" || cmd == ":time" || cmd == ":profile" ||
-             cmd == ":code" || cmd == ":memplan") {
+  } else if (cmd == ":time" || cmd == ":profile" || cmd == ":code" || cmd == ":memplan") {
     err << cmd << " is not available in this build of TSL yet\n";
   } else {
     err << "unknown command " << cmd << " (try :help)\n";

@@ -4,7 +4,13 @@
 #include <deque>
 #include <mutex>
 
+#include "ir/passes/canonicalize.h"
+#include "ir/passes/common_subexpression_elimination.h"
+#include "ir/passes/constant_folding.h"
 #include "ir/passes/dead_code_elimination.h"
+#include "ir/passes/loop_invariant_code_motion.h"
+#include "ir/passes/pipeline.h"
+#include "ir/passes/simplify.h"
 
 namespace tsl {
 namespace {
@@ -15,6 +21,18 @@ std::deque<PassInfo>& passes() {
   static std::deque<PassInfo> table = {
       {"dce", "dead-code elimination: removes unused nodes without side effects",
        [](Graph& g) { eliminate_dead_code(g); }},
+      {"constant-fold", "constant folding: runs pure ops on constant inputs, If/Loop on constants",
+       [](Graph& g) { fold_constants(g); }},
+      {"cse", "common-subexpression elimination: reuses equal pure nodes that dominate",
+       [](Graph& g) { eliminate_common_subexpressions(g); }},
+      {"simplify", "algebraic simplification exact in IEEE arithmetic (x * 1, x - 0, ...)",
+       [](Graph& g) { simplify_arithmetic(g); }},
+      {"licm", "loop-invariant code motion: moves invariant pure nodes before their Loop",
+       [](Graph& g) { hoist_loop_invariants(g); }},
+      {"canonicalize", "canonical forms: commutative operand order, tuple build/take apart",
+       [](Graph& g) { canonicalize(g); }},
+      {"optimize", "the default pipeline: the passes above and dce to a fixed point",
+       [](Graph& g) { optimize(g); }},
   };
   return table;
 }

@@ -105,5 +105,72 @@ TEST(Repl, RedefiningAFunctionTakesEffectInCallers) {
   EXPECT_EQ(s.out, "20\n30\n");
 }
 
+// f as written has `a + a` twice and `a * 2.0` inside its loop; the pipeline keeps
+// one `a + a` (cse) and moves `a * 2.0` before the loop (licm).
+const char* kLoopFunction =
+    "def f(a: Tensor) -> Tensor:\n"
+    "    b = a + a\n"
+    "    for i in range(10):\n"
+    "        b = b + a * 2.0\n"
+    "    return b * (a + a)\n\n";
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Repl, OptShowsTheGraphAfterThePipeline) {
+  Session s = run(std::string(kLoopFunction) + ":graph f\n:opt f\n:opt nothing\n");
+  size_t opt = s.out.find("# f after the optimization pipeline: ");
+  ASSERT_NE(opt, std::string::npos) << s.out;
+  std::string written = s.out.substr(0, opt), optimized = s.out.substr(opt);
+  EXPECT_EQ(count_of(written, "= add(%a, %a"), 2u) << written;
+  EXPECT_EQ(count_of(optimized, "= add(%a, %a"), 1u) << optimized;
+  EXPECT_LT(optimized.find("mul(%a"), optimized.find("Loop(")) << optimized;
+  EXPECT_LT(written.find("Loop("), written.find("mul(%a")) << written;
+  EXPECT_NE(s.err.find("no function named 'nothing'"), std::string::npos) << s.err;
+}
+
+TEST(Repl, PassesShowsEachPassThatChangedTheGraphAsADiff) {
+  Session s = run(std::string(kLoopFunction) + ":passes f\n");
+  EXPECT_EQ(s.err, "");
+  const std::string& o = s.out;
+  EXPECT_EQ(o.rfind("# f: ", 0), 0u) << o;
+  EXPECT_NE(o.find("# round 1\n# canonicalize: "), std::string::npos) << o;
+  // cse merged the second `a + a` into the first: its line is gone, and the use of
+  // its value now names the first (%b), which keeps its name.
+  size_t cse = o.find("# cse: ");
+  size_t licm = o.find("# licm: ");
+  ASSERT_NE(cse, std::string::npos) << o;
+  ASSERT_NE(licm, std::string::npos) << o;
+  std::string cse_diff = o.substr(cse, licm - cse);
+  EXPECT_NE(cse_diff.find("\n-   %"), std::string::npos) << cse_diff;
+  EXPECT_NE(cse_diff.find(" = add(%a, %a"), std::string::npos) << cse_diff;
+  EXPECT_NE(cse_diff.find("\n+ "), std::string::npos) << cse_diff;
+  EXPECT_NE(cse_diff.find("\n    %b : Tensor = add(%a, %a"), std::string::npos) << cse_diff;
+  // licm: the mul leaves the loop body (deeper indentation) for the top level.
+  std::string licm_diff = o.substr(licm, o.find("\n# ", licm) - licm);
+  // The value keeps its name (%7) as it moves.
+  EXPECT_NE(licm_diff.find("\n-       %7 : Tensor = mul(%a, %6)  # 4:17\n"), std::string::npos)
+      << licm_diff;
+  EXPECT_NE(licm_diff.find("\n+   %7 : Tensor = mul(%a, %6)  # 4:17\n"), std::string::npos)
+      << licm_diff;
+  // The last round changes nothing; every pass is listed as unchanged.
+  EXPECT_NE(o.find("# dce: unchanged\n# f: "), std::string::npos) << o;
+  EXPECT_NE(o.find("nodes after the pipeline ("), std::string::npos) << o;
+}
+
+TEST(Repl, OptAndPassesTakeGradientTransforms) {
+  Session s =
+      run("import torch\nfrom functorch import grad\ndef f(x):\n    h = torch.tanh(x)\n"
+          "    return (h * h).sum()\n\ng = grad(f)\n:opt g\n:opt grad f\n:passes g\n");
+  EXPECT_EQ(s.err, "");
+  EXPECT_EQ(count_of(s.out, "# f.forward after the optimization pipeline: "), 2u) << s.out;
+  EXPECT_EQ(count_of(s.out, "# f.backward after the optimization pipeline: "), 2u) << s.out;
+  EXPECT_NE(s.out.find("# f.backward: "), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("nodes before the pipeline"), std::string::npos) << s.out;
+}
+
 }  // namespace
 }  // namespace tsl

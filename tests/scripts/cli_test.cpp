@@ -18,8 +18,10 @@ using tsl_test::quote;
 using tsl_test::Result;
 using tsl_test::slurp;
 
-// Runs `tsl ARGS` with `stdin_text` on stdin (or /dev/null).
-Result tsl(const std::string& args, const std::string* stdin_text = nullptr) {
+// Runs `tsl ARGS` with `stdin_text` on stdin (or /dev/null), with the environment
+// assignments `env` ("NAME=value ...") added.
+Result tsl(const std::string& args, const std::string* stdin_text = nullptr,
+           const std::string& env = "") {
   const char* bin_env = std::getenv("TSL_BINARY");
   std::string bin = bin_env ? bin_env : TSL_BINARY;
   fs::path base = fs::temp_directory_path() / ("tsl_cli_" + std::to_string(::getpid()));
@@ -32,8 +34,9 @@ Result tsl(const std::string& args, const std::string* stdin_text = nullptr) {
     std::ofstream(in, std::ios::binary) << *stdin_text;
     input = in.string();
   }
-  std::string cmd = "timeout 60 " + quote(bin) + " " + args + " < " + quote(input) + " > " +
-                    quote(out.string()) + " 2> " + quote(err.string());
+  std::string cmd = env + (env.empty() ? "" : " ") + "timeout 60 " + quote(bin) + " " + args +
+                    " < " + quote(input) + " > " + quote(out.string()) + " 2> " +
+                    quote(err.string());
   int raw = std::system(cmd.c_str());
   Result r{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
   fs::remove(out);
@@ -177,6 +180,130 @@ TEST(CommandLine, AcceptsBomCrlfAndNoFinalNewline) {
   Result r = tsl("", &program);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "ok\n2\n");
+}
+
+// ---- The optimization pipeline (--dump=opt, --dump=opt-grad, --no-opt) --------------------
+
+// The node lines of IR text: not graph headers, block headers, returns or comments.
+size_t count_node_lines(const std::string& ir) {
+  std::istringstream in(ir);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) {
+    size_t start = line.find_first_not_of(' ');
+    if (start == std::string::npos) continue;
+    std::string_view l = std::string_view(line).substr(start);
+    if (l.starts_with("#") || l.starts_with("graph ") || l.starts_with("return (") ||
+        l.starts_with("block") || l.starts_with("-> ("))
+      continue;
+    ++n;
+  }
+  return n;
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// `text` without its comment lines (what `tsl --ir` prints back).
+std::string without_comment_lines(const std::string& text) {
+  std::istringstream in(text);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("#")) out += line + "\n";
+  }
+  return out;
+}
+
+fs::path two_layer_net() {
+  const char* dir = std::getenv("TSL_SOURCE_DIR");
+  return fs::path(dir ? dir : TSL_SOURCE_DIR) /
+         "tests/scripts/autodiff/optimized_two_layer_net.tsl";
+}
+
+TEST(CommandLine, DumpOptShowsTheGraphsAfterThePipeline) {
+  fs::path p = write_temp("opt.tsl",
+                          "def f(a: Tensor) -> Tensor:\n"
+                          "    b = a + a\n"
+                          "    for i in range(10):\n"
+                          "        b = b + a * 2.0\n"
+                          "    return b * (a + a)\n\n"
+                          "print(f(ones(2)))\n");
+  Result ir = tsl("--dump=ir " + quote(p.string()));
+  Result opt = tsl("--dump=opt " + quote(p.string()));
+  fs::remove(p);
+  ASSERT_EQ(ir.status, 0) << ir.err;
+  ASSERT_EQ(opt.status, 0) << opt.err;
+  // As written: `a + a` twice and `a * 2.0` inside the loop. Optimized: one `a + a`
+  // (cse) and `a * 2.0` before the loop (licm).
+  EXPECT_EQ(count_of(ir.out, "= add(%a, %a"), 2u) << ir.out;
+  EXPECT_LT(ir.out.find("Loop("), ir.out.find("mul(%a"));
+  EXPECT_EQ(count_of(opt.out, "= add(%a, %a"), 1u) << opt.out;
+  EXPECT_LT(opt.out.find("mul(%a"), opt.out.find("Loop(")) << opt.out;
+  EXPECT_LT(count_node_lines(opt.out), count_node_lines(ir.out)) << opt.out;
+  EXPECT_NE(opt.out.find("# f after the optimization pipeline: " +
+                         std::to_string(count_node_lines(opt.out)) + " nodes (" +
+                         std::to_string(count_node_lines(ir.out)) + " nodes as written)\n"),
+            std::string::npos)
+      << opt.out;
+}
+
+TEST(CommandLine, DumpOptParsesBackAndEqualsThePassesOnTheIR) {
+  fs::path p = write_temp("opt_rt.tsl",
+                          "def f(x: Tensor) -> Tensor:\n"
+                          "    y = x * x + x * x\n"
+                          "    if 2 > 1:\n"
+                          "        y = y - 0\n"
+                          "    return y\n");
+  Result ir = tsl("--dump=ir " + quote(p.string()));
+  Result opt = tsl("--dump=opt " + quote(p.string()));
+  fs::remove(p);
+  ASSERT_EQ(ir.status, 0) << ir.err;
+  ASSERT_EQ(opt.status, 0) << opt.err;
+  fs::path opt_ir = write_temp("opt.ir", opt.out);
+  fs::path plain_ir = write_temp("plain.ir", ir.out);
+  Result back = tsl("--ir " + quote(opt_ir.string()));
+  Result passes = tsl("--ir " + quote(plain_ir.string()) + " --passes=optimize");
+  fs::remove(opt_ir);
+  fs::remove(plain_ir);
+  EXPECT_EQ(back.status, 0) << back.err;
+  EXPECT_EQ(back.out, without_comment_lines(opt.out));
+  EXPECT_EQ(passes.status, 0) << passes.err;
+  EXPECT_EQ(passes.out, without_comment_lines(opt.out));
+  EXPECT_EQ(opt.out.find("If("), std::string::npos) << opt.out;  // folded: 2 > 1
+}
+
+// Issue 5: a two-layer net's forward+backward graph before and after the pipeline.
+TEST(CommandLine, TheTwoLayerNetsGradientGraphShrinks) {
+  Result grad = tsl("--dump=grad " + quote(two_layer_net().string()));
+  Result opt = tsl("--dump=opt-grad " + quote(two_layer_net().string()));
+  ASSERT_EQ(grad.status, 0) << grad.err;
+  ASSERT_EQ(opt.status, 0) << opt.err;
+  for (const char* g : {"graph loss.forward(", "graph loss.backward("}) {
+    EXPECT_EQ(count_of(grad.out, g), 1u) << grad.out;
+    EXPECT_EQ(count_of(opt.out, g), 1u) << opt.out;
+  }
+  EXPECT_EQ(count_of(opt.out, "after the optimization pipeline"), 2u) << opt.out;
+  size_t before = count_node_lines(grad.out), after = count_node_lines(opt.out);
+  EXPECT_LT(after, before * 9 / 10) << "before: " << before << ", after: " << after;
+  // Every gradient is still computed: one GradOf per differentiated forward op.
+  EXPECT_EQ(count_of(opt.out, "GradOf["), count_of(grad.out, "GradOf["));
+}
+
+TEST(CommandLine, NoOptPrintsTheSameNumbers) {
+  Result opt = tsl(quote(two_layer_net().string()));
+  Result no_opt = tsl("--no-opt " + quote(two_layer_net().string()));
+  Result env = tsl(quote(two_layer_net().string()), nullptr, "TSL_NO_OPT=1");
+  ASSERT_EQ(opt.status, 0) << opt.err;
+  EXPECT_NE(opt.out.find("epoch 2: loss 0.813399365502\n"), std::string::npos) << opt.out;
+  EXPECT_EQ(no_opt.status, 0) << no_opt.err;
+  EXPECT_EQ(no_opt.out, opt.out);
+  EXPECT_EQ(env.status, 0) << env.err;
+  EXPECT_EQ(env.out, opt.out);
+  Result help = tsl("--help");
+  EXPECT_NE(help.out.find("--no-opt"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--dump=opt"), std::string::npos) << help.out;
 }
 
 }  // namespace

@@ -1,0 +1,281 @@
+// Helpers shared by the optimization passes; see pass_utils.h.
+#include "ir/passes/pass_utils.h"
+
+#include <bit>
+
+namespace tsl {
+namespace {
+
+// Effects that read their inputs but never write into them.
+bool is_read_only_effect(OpId op) {
+  switch (op) {
+    case OpId::print:
+    case OpId::save:
+    case OpId::RaiseException:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Ops that may write into their inputs (or let someone else do it later).
+bool may_write_inputs(const Node* n) {
+  switch (n->op()) {
+    case OpId::CallFunction:
+    case OpId::CallClosure:
+    case OpId::MakeClosure:
+      return true;
+    default:
+      return n->info().has(opflags::EFFECT) && !is_read_only_effect(n->op());
+  }
+}
+
+// Whether every output of `n` is fresh storage, sharing nothing with its inputs.
+bool returns_fresh_values(const Node* n) {
+  const OpInfo& info = n->info();
+  return info.has(opflags::EW) && !info.has(opflags::VIEW) && !info.has(opflags::EFFECT);
+}
+
+// Whether `n` reads its inputs without keeping them anywhere: no blocks, no writes,
+// and no output that could hold one of them (print, save, is, numel, ...).
+bool only_reads(const Node* n) {
+  if (!n->blocks().empty() || may_write_inputs(n)) return false;
+  for (const Value* o : n->outputs()) {
+    if (type_may_alias(o->type())) return false;
+  }
+  return true;
+}
+
+// Whether a value of type `t` may be or contain a value of kind `kind` (Tensor or
+// List); values of unknown type (Any, a type variable, a function) may hold anything.
+bool type_may_hold(const TypePtr& t, TypeKind kind) {
+  if (!t) return true;
+  switch (t->kind()) {
+    case TypeKind::Any:
+    case TypeKind::Var:
+    case TypeKind::Function:
+      return true;
+    default:
+      break;
+  }
+  if (t->kind() == kind) return true;
+  for (const TypePtr& c : t->contained()) {
+    if (type_may_hold(c, kind)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool type_may_alias(const TypePtr& t) {
+  if (!t) return true;
+  switch (t->kind()) {
+    case TypeKind::Int:
+    case TypeKind::Float:
+    case TypeKind::Bool:
+    case TypeKind::Str:
+    case TypeKind::None:
+    case TypeKind::DType:
+    case TypeKind::Device:
+    case TypeKind::Number:
+      return false;
+    case TypeKind::Tuple:
+    case TypeKind::Optional:
+      for (const TypePtr& c : t->contained()) {
+        if (type_may_alias(c)) return true;
+      }
+      return false;
+    default:
+      return true;
+  }
+}
+
+MutationInfo::MutationInfo(const Graph& g) {
+  visit_block(g.block());
+  for (const Value* v : g.inputs()) escaping_.insert(v);
+  for (const Value* v : g.outputs()) escaping_.insert(v);
+}
+
+void MutationInfo::visit_block(const Block* b) {
+  for (const Node* n : *b) visit_node(n);
+}
+
+void MutationInfo::visit_node(const Node* n) {
+  for (const Block* b : n->blocks()) visit_block(b);
+  if (may_write_inputs(n)) {
+    for (const Value* v : n->inputs()) written_.insert(v);
+  }
+  if (n->op() == OpId::is || n->op() == OpId::is_not) {
+    for (const Value* v : n->inputs()) observed_.insert(v);
+  }
+  if (returns_fresh_values(n) || only_reads(n)) return;
+  // Anything else may return (a part of) an input: one class for all its values.
+  std::vector<const Value*> vals(n->inputs().begin(), n->inputs().end());
+  vals.insert(vals.end(), n->outputs().begin(), n->outputs().end());
+  for (const Block* b : n->blocks()) {
+    vals.insert(vals.end(), b->params().begin(), b->params().end());
+    vals.insert(vals.end(), b->returns().begin(), b->returns().end());
+  }
+  // Two of them may share storage only when both may hold a tensor, or both a list:
+  // zeros(%size) does not alias its List[int] argument.
+  std::vector<const Value*> tensors, lists;
+  for (const Value* v : vals) {
+    if (type_may_hold(v->type(), TypeKind::Tensor)) tensors.push_back(v);
+    if (type_may_hold(v->type(), TypeKind::List)) lists.push_back(v);
+  }
+  for (size_t i = 1; i < tensors.size(); ++i) unite(tensors[0], tensors[i]);
+  for (size_t i = 1; i < lists.size(); ++i) unite(lists[0], lists[i]);
+}
+
+const Value* MutationInfo::find(const Value* v) const {
+  auto it = parent_.find(v);
+  if (it == parent_.end()) return v;
+  const Value* root = find(it->second);
+  parent_[v] = root;
+  return root;
+}
+
+void MutationInfo::unite(const Value* a, const Value* b) {
+  const Value* ra = find(a);
+  const Value* rb = find(b);
+  if (ra != rb) parent_[ra] = rb;
+}
+
+void MutationInfo::resolve() const {
+  if (resolved_) return;
+  for (const Value* v : written_) written_roots_.insert(find(v));
+  for (const Value* v : escaping_) escaping_roots_.insert(find(v));
+  for (const Value* v : observed_) observed_roots_.insert(find(v));
+  resolved_ = true;
+}
+
+bool MutationInfo::may_be_written(const Value* v) const {
+  if (!type_may_alias(v->type())) return false;
+  resolve();
+  return written_roots_.count(find(v)) > 0;
+}
+
+bool MutationInfo::identity_observed(const Value* v) const {
+  if (!type_may_alias(v->type())) return false;
+  resolve();
+  return observed_roots_.count(find(v)) > 0;
+}
+
+bool MutationInfo::escapes(const Value* v) const {
+  if (!type_may_alias(v->type())) return false;
+  resolve();
+  return escaping_roots_.count(find(v)) > 0;
+}
+
+const IValue* constant_value(const Value* v) {
+  const Node* n = v->node();
+  if (n->op() != OpId::Constant || !n->has_attr("value")) return nullptr;
+  return &n->attr("value");
+}
+
+bool is_printable_constant(const IValue& v) {
+  if (v.is_none() || v.is_number() || v.is_str() || v.is_dtype() || v.is_device()) return true;
+  if (v.is_list() || v.is_tuple()) {
+    const auto& elems = v.is_list() ? v.to_list().elements : v.to_tuple();
+    for (const IValue& e : elems) {
+      if (!is_printable_constant(e)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+std::string constant_key(const IValue& v) {
+  if (v.is_double()) {
+    // By bits: 0.0 and -0.0 (and NaNs of another sign or payload) stay apart.
+    uint64_t bits = std::bit_cast<uint64_t>(v.to_double());
+    return "f" + std::to_string(bits);
+  }
+  if (v.is_bool()) return v.to_bool() ? "bTrue" : "bFalse";
+  if (v.is_int()) return "i" + std::to_string(v.to_int());
+  if (v.is_none()) return "n";
+  if (v.is_str()) return "s" + v.repr();
+  if (v.is_dtype() || v.is_device()) return "d" + v.str();
+  if (v.is_list() || v.is_tuple()) {
+    const auto& elems = v.is_list() ? v.to_list().elements : v.to_tuple();
+    std::string out = v.is_list() ? "[" : "(";
+    for (const IValue& e : elems) {
+      std::string k = constant_key(e);
+      if (k.empty()) return "";
+      out += k + ",";
+    }
+    return out + (v.is_list() ? "]" : ")");
+  }
+  return "";
+}
+
+Value* replace_with_constant(Graph& g, Node* n, Value* old, IValue value) {
+  Node* c = g.create(OpId::Constant, {}, 1);
+  c->set_attr("value", std::move(value));
+  c->set_range(n->range());
+  c->insert_before(n);
+  Value* v = c->output();
+  v->set_type(old->type());
+  std::string name = old->debug_name();
+  old->replace_all_uses_with(v);
+  old->set_debug_name("");
+  v->set_debug_name(std::move(name));
+  return v;
+}
+
+bool is_commutative(const Node* n) {
+  switch (n->op()) {
+    case OpId::add: {
+      const IValue* alpha = constant_value(n->input(2));
+      return alpha && alpha->is_int() && alpha->to_int() == 1;
+    }
+    case OpId::mul:
+    case OpId::add_int:
+    case OpId::add_float:
+    case OpId::mul_int:
+    case OpId::mul_float:
+    case OpId::eq:
+    case OpId::ne:
+    case OpId::eq_int:
+    case OpId::eq_float:
+    case OpId::eq_bool:
+    case OpId::ne_int:
+    case OpId::ne_float:
+    case OpId::ne_bool:
+    case OpId::maximum:
+    case OpId::minimum:
+    case OpId::min_int:
+    case OpId::max_int:
+    case OpId::logical_and:
+    case OpId::logical_or:
+    case OpId::logical_xor:
+    case OpId::bitwise_and:
+    case OpId::bitwise_or:
+    case OpId::bitwise_xor:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_pure_op(const Node* n) {
+  const OpInfo& info = n->info();
+  if (info.has(opflags::EFFECT) || info.has(opflags::RANDOM) || !n->blocks().empty()) return false;
+  if (!info.has(opflags::PRIM)) return true;
+  switch (n->op()) {
+    case OpId::Constant:
+    case OpId::ListConstruct:
+    case OpId::TupleConstruct:
+    case OpId::TupleUnpack:
+    case OpId::TupleIndex:
+    case OpId::unwrap_optional:
+    case OpId::to_optional:
+    case OpId::dtype:
+    case OpId::device:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace tsl
