@@ -10,7 +10,9 @@
 #include "ir/passes/dead_code_elimination.h"
 #include "ir/passes/loop_invariant_code_motion.h"
 #include "ir/passes/pipeline.h"
+#include "ir/passes/propagate_shapes.h"
 #include "ir/passes/simplify.h"
+#include "ir/passes/specialize_undefined.h"
 
 namespace tsl {
 namespace {
@@ -31,6 +33,12 @@ std::deque<PassInfo>& passes() {
        [](Graph& g) { hoist_loop_invariants(g); }},
       {"canonicalize", "canonical forms: commutative operand order, tuple build/take apart",
        [](Graph& g) { canonicalize(g); }},
+      {"specialize-undefined",
+       "undefined (zero) gradients: AutogradAdd(x, Undefined) -> x, GradOf(Undefined...) removed",
+       [](Graph& g) { specialize_undefined(g); }},
+      {"propagate-shapes",
+       "shape and dtype classes: removes sum_to_size/expand/to that provably change nothing",
+       [](Graph& g) { propagate_shapes(g); }},
       {"optimize", "the default pipeline: the passes above and dce to a fixed point",
        [](Graph& g) { optimize(g); }},
   };

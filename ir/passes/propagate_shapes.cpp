@@ -1,0 +1,482 @@
+// Shape and dtype classes and the no-op conversions they remove; see Note [Shape
+// classes] in propagate_shapes.h.
+#include "ir/passes/propagate_shapes.h"
+
+#include <set>
+#include <vector>
+
+#include "ir/passes/pass_utils.h"
+#include "ir/schema.h"
+
+namespace tsl {
+namespace {
+
+// Disjoint sets of small ints; unite() says whether two sets became one.
+class UnionFind {
+ public:
+  int make() {
+    parent_.push_back(static_cast<int>(parent_.size()));
+    return parent_.back();
+  }
+  int find(int x) const {
+    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
+    return x;
+  }
+  bool unite(int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return false;
+    parent_[b] = a;
+    return true;
+  }
+
+ private:
+  mutable std::vector<int> parent_;
+};
+
+bool is_tensor(const Value* v) { return v->type()->is_tensor(); }
+
+// The input of `n` for the schema parameter `name`, or null.
+const Value* input_named(const Node* n, std::string_view name) {
+  const FunctionSchema& s = schema_of(n->op());
+  for (size_t i = 0; i < s.arguments.size() && i < n->inputs().size(); ++i) {
+    if (s.arguments[i].name == name) return n->input(i);
+  }
+  return nullptr;
+}
+
+// x when `v` is `size(x)`, else null.
+const Value* size_of(const Value* v) {
+  return v->node()->op() == OpId::size ? v->node()->input(0) : nullptr;
+}
+
+// x when `v` is `dtype(x)`, else null.
+const Value* dtype_source(const Value* v) {
+  return v->node()->op() == OpId::dtype ? v->node()->input(0) : nullptr;
+}
+
+std::optional<DType> constant_dtype(const Value* v) {
+  const IValue* c = v ? constant_value(v) : nullptr;
+  if (!c || !c->is_dtype()) return std::nullopt;
+  return c->to_dtype();
+}
+
+bool is_constant_none(const Value* v) {
+  const IValue* c = v ? constant_value(v) : nullptr;
+  return c && c->is_none();
+}
+
+bool is_constant_false(const Value* v) {
+  const IValue* c = v ? constant_value(v) : nullptr;
+  return c && c->is_bool() && !c->to_bool();
+}
+
+bool is_undefined(const Value* v) { return v->node()->op() == OpId::Undefined; }
+
+// Whether the full reduction or loss `n` returns a 0-dim tensor.
+bool reduces_to_zero_dim(const Node* n) {
+  switch (n->op()) {
+    case OpId::sum:
+    case OpId::mean:
+      return is_constant_none(input_named(n, "dim")) && is_constant_false(input_named(n, "keepdim"));
+    case OpId::cross_entropy:
+    case OpId::nll_loss:
+    case OpId::mse_loss: {
+      const IValue* r = constant_value(input_named(n, "reduction"));
+      return r && r->is_str() && (r->to_str() == "mean" || r->to_str() == "sum");
+    }
+    default:
+      return false;
+  }
+}
+
+// Ops whose result has the dtype of their (first) tensor input.
+bool keeps_dtype(OpId op) {
+  switch (op) {
+    case OpId::contiguous:
+    case OpId::clone:
+    case OpId::detach:
+    case OpId::to_device:
+    case OpId::expand:
+    case OpId::broadcast_to:
+    case OpId::expand_as:
+    case OpId::reshape:
+    case OpId::view:
+    case OpId::view_as:
+    case OpId::reshape_as:
+    case OpId::transpose:
+    case OpId::t:
+    case OpId::permute:
+    case OpId::squeeze:
+    case OpId::squeeze_dim:
+    case OpId::unsqueeze:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Binary ops whose result has their operands' dtype when both have the same one.
+bool same_dtype_in_same_out(OpId op) {
+  switch (op) {
+    case OpId::add:
+    case OpId::sub:
+    case OpId::mul:
+    case OpId::maximum:
+    case OpId::minimum:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_like_factory(OpId op) {
+  switch (op) {
+    case OpId::zeros_like:
+    case OpId::ones_like:
+    case OpId::empty_like:
+    case OpId::full_like:
+    case OpId::rand_like:
+    case OpId::randn_like:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+struct ShapeFacts::Impl {
+  static constexpr int kZeroDim = 0;  // the shape class of 0-dim tensors
+
+  UnionFind shapes, dtypes;
+  std::unordered_map<const Value*, int> shape_id, dtype_id;
+  std::unordered_map<int, DType> known;  // by dtype root
+  bool changed = false;
+
+  Impl() { shapes.make(); }
+
+  int sid(const Value* v) {
+    auto [it, fresh] = shape_id.emplace(v, 0);
+    if (fresh) it->second = shapes.make();
+    return it->second;
+  }
+  int did(const Value* v) {
+    auto [it, fresh] = dtype_id.emplace(v, 0);
+    if (fresh) {
+      it->second = dtypes.make();
+      if (auto d = v->type()->tensor_dtype()) known[it->second] = *d;
+    }
+    return it->second;
+  }
+
+  bool same_shape(const Value* a, const Value* b) {
+    return a == b || shapes.find(sid(a)) == shapes.find(sid(b));
+  }
+  bool same_dtype(const Value* a, const Value* b) {
+    if (a == b || dtypes.find(did(a)) == dtypes.find(did(b))) return true;
+    auto da = known_dtype(a), db = known_dtype(b);
+    return da && db && *da == *db;
+  }
+  std::optional<DType> known_dtype(const Value* v) {
+    auto it = known.find(dtypes.find(did(v)));
+    if (it == known.end()) return std::nullopt;
+    return it->second;
+  }
+
+  void same_shape_as(const Value* out, const Value* v) {
+    changed |= shapes.unite(sid(v), sid(out));
+  }
+  void zero_dim(const Value* out) { changed |= shapes.unite(kZeroDim, sid(out)); }
+  void same_dtype_as(const Value* out, const Value* v) {
+    int a = dtypes.find(did(v)), b = dtypes.find(did(out));
+    if (a == b) return;
+    auto kb = known.find(b);
+    if (kb != known.end() && !known.count(a)) known[a] = kb->second;
+    dtypes.unite(a, b);
+    changed = true;
+  }
+  void has_dtype(const Value* out, DType d) {
+    int r = dtypes.find(did(out));
+    if (known.count(r)) return;
+    known[r] = d;
+    changed = true;
+  }
+
+  void visit_block(const Block* b) {
+    for (const Node* n : *b) {
+      for (const Block* inner : n->blocks()) visit_block(inner);
+      visit(n);
+    }
+  }
+
+  void visit(const Node* n) {
+    if (n->outputs().size() == 1 && is_tensor(n->output())) visit_tensor_op(n);
+    switch (n->op()) {
+      case OpId::GradOf:
+        visit_grad_of(n);
+        break;
+      case OpId::If:
+        visit_if(n);
+        break;
+      default:
+        break;
+    }
+  }
+
+  void visit_tensor_op(const Node* n) {
+    const Value* out = n->output();
+    if (n->info().has(opflags::EW)) visit_elementwise(n);
+    if (reduces_to_zero_dim(n)) zero_dim(out);
+    if (keeps_dtype(n->op())) same_dtype_as(out, n->input(0));
+    switch (n->op()) {
+      case OpId::Constant: {
+        const IValue* c = constant_value(out);
+        if (c && c->is_tensor() && c->tensor_impl() && c->to_tensor().dim() == 0) zero_dim(out);
+        break;
+      }
+      case OpId::to_dtype:
+        same_shape_as(out, n->input(0));
+        if (auto d = constant_dtype(n->input(1))) has_dtype(out, *d);
+        if (const Value* x = dtype_source(n->input(1))) same_dtype_as(out, x);
+        break;
+      case OpId::to_device:
+      case OpId::contiguous:
+      case OpId::clone:
+      case OpId::detach:
+      case OpId::softmax:
+      case OpId::log_softmax:
+      case OpId::scatter_add:
+      case OpId::index_add:
+      case OpId::dropout:
+        same_shape_as(out, n->input(0));
+        break;
+      case OpId::expand_as:
+      case OpId::view_as:
+      case OpId::reshape_as:
+        same_shape_as(out, n->input(1));
+        break;
+      case OpId::sum_to_size:
+      case OpId::expand:
+      case OpId::broadcast_to:
+      case OpId::reshape:
+      case OpId::view:
+        if (const Value* x = size_of(n->input(1))) same_shape_as(out, x);
+        break;
+      case OpId::zeros:
+      case OpId::ones:
+      case OpId::empty:
+      case OpId::full:
+        if (const Value* x = size_of(n->input(0))) same_shape_as(out, x);
+        if (auto d = constant_dtype(input_named(n, "dtype"))) has_dtype(out, *d);
+        break;
+      case OpId::mm:
+      case OpId::matmul:
+        // Both operands must have one dtype (check_matrix_operands, dot), the result's.
+        same_dtype_as(out, n->input(0));
+        same_dtype_as(out, n->input(1));
+        break;
+      case OpId::AutogradZeros:
+        visit_gradient_pair(out, n->input(0), n->input(1), /*zeros_like_second=*/true);
+        break;
+      case OpId::AutogradAdd:
+        visit_gradient_pair(out, n->input(0), n->input(1), /*zeros_like_second=*/false);
+        break;
+      default:
+        if (is_like_factory(n->op())) visit_like_factory(n);
+        break;
+    }
+  }
+
+  void visit_like_factory(const Node* n) {
+    same_shape_as(n->output(), n->input(0));
+    const Value* d = input_named(n, "dtype");
+    if (is_constant_none(d)) same_dtype_as(n->output(), n->input(0));
+    if (auto k = constant_dtype(d)) has_dtype(n->output(), *k);
+  }
+
+  // AutogradZeros(g, like) is g, or zeros like `like` when g is undefined.
+  // AutogradAdd(a, b) is a, b or a + b.
+  void visit_gradient_pair(const Value* out, const Value* a, const Value* b, bool zeros_like_b) {
+    if (!is_tensor(a) || !is_tensor(b)) return;
+    const Value* only = nullptr;
+    if (is_undefined(a)) only = b;
+    if (is_undefined(b) && !zeros_like_b) only = a;
+    if (only) {
+      same_shape_as(out, only);
+      same_dtype_as(out, only);
+      return;
+    }
+    if (same_shape(a, b)) same_shape_as(out, a);
+    if (same_dtype(a, b)) same_dtype_as(out, a);
+  }
+
+  // Elementwise ops broadcast their tensor operands; 0-dim ones never widen.
+  void visit_elementwise(const Node* n) {
+    std::set<int> classes;
+    std::vector<const Value*> tensors;
+    for (const Value* in : n->inputs()) {
+      if (is_tensor(in)) {
+        tensors.push_back(in);
+        int c = shapes.find(sid(in));
+        if (c != shapes.find(kZeroDim)) classes.insert(c);
+      } else if (type_may_alias(in->type())) {
+        return;  // a list or an unknown value: nothing is known
+      }
+    }
+    if (classes.empty()) {
+      zero_dim(n->output());
+    } else if (classes.size() == 1) {
+      for (const Value* t : tensors) {
+        if (shapes.find(sid(t)) == *classes.begin()) same_shape_as(n->output(), t);
+      }
+    }
+    visit_elementwise_dtype(n, tensors);
+  }
+
+  // PyTorch's promotion, where it provably keeps an operand's dtype.
+  void visit_elementwise_dtype(const Node* n, const std::vector<const Value*>& tensors) {
+    const Value* out = n->output();
+    if (n->op() == OpId::where) {
+      if (is_tensor(n->input(1)) && is_tensor(n->input(2)) && same_dtype(n->input(1), n->input(2)))
+        same_dtype_as(out, n->input(1));
+      return;
+    }
+    if (same_dtype_in_same_out(n->op()) && is_tensor(n->input(0)) && is_tensor(n->input(1))) {
+      if (same_dtype(n->input(0), n->input(1))) same_dtype_as(out, n->input(0));
+      return;
+    }
+    // One tensor operand, the others numbers (a comparison or a predicate is no DIFF
+    // op): a Python number never widens a floating tensor, and an int or bool never
+    // widens an int64 tensor under add/sub/mul.
+    if (tensors.size() != 1 || !n->info().has(opflags::DIFF)) return;
+    auto d = known_dtype(tensors[0]);
+    if (!d) return;
+    bool int_kept = *d == DType::Int64 && same_dtype_in_same_out(n->op()) && !has_float_number(n);
+    if (is_floating(*d) || int_kept) same_dtype_as(out, tensors[0]);
+  }
+
+  static bool has_float_number(const Node* n) {
+    for (const Value* in : n->inputs()) {
+      if (in->type()->kind() == TypeKind::Float) return true;
+    }
+    return false;
+  }
+
+  void visit_grad_of(const Node* n) {
+    const Block* b = n->block(0);
+    for (size_t i = 0; i < n->outputs().size() && i < b->returns().size(); ++i) {
+      const Value* out = n->output(i);
+      const Value* r = b->returns()[i];
+      if (!is_tensor(out) || !is_tensor(r)) continue;
+      same_shape_as(out, r);
+      same_dtype_as(out, r);
+    }
+  }
+
+  void visit_if(const Node* n) {
+    const Block* a = n->block(0);
+    const Block* b = n->block(1);
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      const Value* out = n->output(i);
+      const Value* ra = a->returns().at(i);
+      const Value* rb = b->returns().at(i);
+      if (!is_tensor(out) || !is_tensor(ra) || !is_tensor(rb)) continue;
+      // A branch returning Undefined contributes no defined value.
+      if (is_undefined(ra)) std::swap(ra, rb);
+      if (is_undefined(rb) || same_shape(ra, rb)) same_shape_as(out, ra);
+      if (is_undefined(rb) || same_dtype(ra, rb)) same_dtype_as(out, ra);
+    }
+  }
+};
+
+ShapeFacts::ShapeFacts(const Graph& g) : impl_(std::make_unique<Impl>()) {
+  // Facts found late (an If's branches joining) can enable earlier rules: repeat.
+  for (int round = 0; round < 8; ++round) {
+    impl_->changed = false;
+    impl_->visit_block(g.block());
+    if (!impl_->changed) break;
+  }
+}
+
+ShapeFacts::~ShapeFacts() = default;
+
+bool ShapeFacts::same_shape(const Value* a, const Value* b) const {
+  return is_tensor(a) && is_tensor(b) && impl_->same_shape(a, b);
+}
+
+bool ShapeFacts::is_zero_dim(const Value* v) const {
+  return is_tensor(v) && impl_->shapes.find(impl_->sid(v)) == impl_->shapes.find(Impl::kZeroDim);
+}
+
+bool ShapeFacts::same_dtype(const Value* a, const Value* b) const {
+  return is_tensor(a) && is_tensor(b) && impl_->same_dtype(a, b);
+}
+
+std::optional<DType> ShapeFacts::known_dtype(const Value* v) const {
+  if (!is_tensor(v)) return std::nullopt;
+  return impl_->known_dtype(v);
+}
+
+namespace {
+
+class NoOpConversionRemover {
+ public:
+  explicit NoOpConversionRemover(Graph& g) : g_(g), facts_(g), mutation_(g) {}
+
+  bool run() {
+    run_block(g_.block());
+    return changed_;
+  }
+
+ private:
+  void run_block(Block* b) {
+    for (Node* n : *b) {
+      for (Block* inner : n->blocks()) run_block(inner);
+      Value* same = no_op_operand(n);
+      if (!same || !same->type()->equals(*n->output()->type())) continue;
+      if (same->debug_name().empty()) same->set_debug_name(n->output()->debug_name());
+      n->output()->replace_all_uses_with(same);
+      n->destroy();
+      changed_ = true;
+    }
+  }
+
+  // The operand `n` returns unchanged (the same tensor, or a view equal to it), or null.
+  Value* no_op_operand(const Node* n) const {
+    switch (n->op()) {
+      case OpId::sum_to_size: {
+        const Value* x = size_of(n->input(1));
+        return x && facts_.same_shape(n->input(0), x) ? n->input(0) : nullptr;
+      }
+      case OpId::expand: {
+        const Value* x = size_of(n->input(1));
+        if (!x || !facts_.same_shape(n->input(0), x)) return nullptr;
+        return mutation_.may_replace(n->output(), n->input(0)) ? n->input(0) : nullptr;
+      }
+      case OpId::to_dtype:
+        return converts_to_own_dtype(n) ? n->input(0) : nullptr;
+      default:
+        return nullptr;
+    }
+  }
+
+  bool converts_to_own_dtype(const Node* n) const {
+    const Value* g = n->input(0);
+    if (const Value* x = dtype_source(n->input(1))) return facts_.same_dtype(g, x);
+    auto want = constant_dtype(n->input(1));
+    auto have = facts_.known_dtype(g);
+    return want && have && *want == *have;
+  }
+
+  Graph& g_;
+  ShapeFacts facts_;
+  MutationInfo mutation_;
+  bool changed_ = false;
+};
+
+}  // namespace
+
+bool propagate_shapes(Graph& g) { return NoOpConversionRemover(g).run(); }
+
+}  // namespace tsl
