@@ -6,7 +6,9 @@
 #include "ir/passes/constant_folding.h"
 #include "ir/passes/dead_code_elimination.h"
 #include "ir/passes/loop_invariant_code_motion.h"
+#include "ir/passes/propagate_shapes.h"
 #include "ir/passes/simplify.h"
+#include "ir/passes/specialize_undefined.h"
 
 namespace tsl {
 namespace {
@@ -17,10 +19,17 @@ struct PipelineStep {
 };
 
 // The pipeline, in order.
+// specialize-undefined decides AnyDefined tests before constant folding picks the
+// branches; propagate-shapes runs after simplify, whose `to(x, d)` rule it extends.
 constexpr PipelineStep kPipeline[] = {
-    {"canonicalize", canonicalize},    {"constant-fold", fold_constants},
-    {"simplify", simplify_arithmetic}, {"cse", eliminate_common_subexpressions},
-    {"licm", hoist_loop_invariants},   {"dce", eliminate_dead_code},
+    {"canonicalize", canonicalize},
+    {"specialize-undefined", specialize_undefined},
+    {"constant-fold", fold_constants},
+    {"simplify", simplify_arithmetic},
+    {"propagate-shapes", propagate_shapes},
+    {"cse", eliminate_common_subexpressions},
+    {"licm", hoist_loop_invariants},
+    {"dce", eliminate_dead_code},
 };
 
 bool run_one(Graph& g, const PipelineStep& step) {

@@ -14,9 +14,9 @@ namespace tsl {
 using PassObserver =
     std::function<void(std::string_view pass, int round, bool changed, const Graph& g)>;
 
-// Runs canonicalize, constant-fold, simplify, cse, licm and dce in this order, again
-// and again until a round changes nothing (at most kMaxOptimizeRounds rounds). The
-// result depends only on the graph (every pass walks it in program order). Inlining
+// Runs canonicalize, specialize-undefined, constant-fold, simplify, propagate-shapes,
+// cse, licm and dce in this order, again and again until a round changes nothing (at
+// most kMaxOptimizeRounds rounds). The result depends only on the graph (every pass walks it in program order). Inlining
 // is separate: it needs the callees. In debug builds the verifier runs after every
 // pass. `observer`, when given, sees the graph after each pass (`:passes f`).
 // Returns whether it changed g.

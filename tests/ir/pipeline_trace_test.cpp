@@ -62,7 +62,8 @@ TEST(TraceOptimize, AnUnchangedGraphListsEveryPassOnce) {
   EXPECT_EQ(
       trace_optimize(*g),
       "# g: 1 node before the pipeline\n# round 1\n# canonicalize: unchanged\n"
-      "# constant-fold: unchanged\n# simplify: unchanged\n# cse: unchanged\n"
+      "# specialize-undefined: unchanged\n# constant-fold: unchanged\n"
+      "# simplify: unchanged\n# propagate-shapes: unchanged\n# cse: unchanged\n"
       "# licm: unchanged\n# dce: unchanged\n# g: 1 node after the pipeline (1 node before)\n");
 }
 
@@ -75,8 +76,10 @@ TEST(Optimize, TheObserverSeesEveryPassOfEveryRound) {
   });
   EXPECT_TRUE(changed);
   std::vector<std::string> expected = {
-      "1 canonicalize", "1 constant-fold", "1 simplify", "1 cse *", "1 licm", "1 dce",
-      "2 canonicalize", "2 constant-fold", "2 simplify", "2 cse",   "2 licm", "2 dce"};
+      "1 canonicalize", "1 specialize-undefined", "1 constant-fold", "1 simplify",
+      "1 propagate-shapes", "1 cse *", "1 licm", "1 dce",
+      "2 canonicalize", "2 specialize-undefined", "2 constant-fold", "2 simplify",
+      "2 propagate-shapes", "2 cse", "2 licm", "2 dce"};
   EXPECT_EQ(seen, expected);
   EXPECT_EQ(count_nodes(*g), 3u);
 }
