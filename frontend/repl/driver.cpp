@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <csignal>
 #include <fstream>
@@ -42,14 +43,25 @@ const char* kUsage =
     "                   (for debugging the passes; also TSL_NO_OPT=1)\n"
     "  --ir FILE.ir [--passes=P1,P2]\n"
     "                   read IR text (what --dump=ir prints), run the named passes\n"
-    "                   (the verifier after each), print the result; passes: dce,\n"
-    "                   constant-fold, cse, simplify, licm, canonicalize, optimize\n"
+    "                   (the verifier after each), print the result (passes below)\n"
     "  --threads N      use N threads for large kernels (default: all cores)\n"
     "  --device cpu     the default device (cuda needs a GPU build)\n"
     "  --version        print the version and exit\n"
     "  --help           print this help and exit\n"
     "\n"
     "exit status: 0 success, 1 runtime error, 2 compile error or bad usage, 3 internal error\n";
+
+// The usage text with the registered passes (so the list cannot go stale).
+std::string usage() {
+  std::string out = kUsage;
+  out += "\npasses for --passes:\n";
+  for (const PassInfo& p : all_passes()) {
+    std::string name = "  " + p.name;
+    name.resize(std::max<size_t>(name.size() + 1, 23), ' ');
+    out += name + p.description + "\n";
+  }
+  return out;
+}
 
 struct Options {
   std::string code;  // -c
@@ -264,7 +276,7 @@ int run_command_line(const std::vector<std::string>& args) {
       continue;
     }
     if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
+      std::cout << usage();
       return kExitOk;
     }
     if (a == "--version") {
@@ -273,7 +285,7 @@ int run_command_line(const std::vector<std::string>& args) {
     }
     if (a == "-c") {
       if (i + 1 >= args.size()) {
-        std::cerr << "tsl: error: -c needs an argument\n" << kUsage;
+        std::cerr << "tsl: error: -c needs an argument\n" << usage();
         return kExitCompileError;
       }
       o.code = args[++i];
@@ -318,7 +330,7 @@ int run_command_line(const std::vector<std::string>& args) {
         return kExitCompileError;
       }
     } else if (a.starts_with("-") && a != "-") {
-      std::cerr << "tsl: error: unknown option " << a << "\n" << kUsage;
+      std::cerr << "tsl: error: unknown option " << a << "\n" << usage();
       return kExitCompileError;
     } else {
       o.file = a;
