@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <unordered_map>
 #include <vector>
 
@@ -355,15 +357,26 @@ using ArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 template <typename T>
 using MutArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
 
+// Whether some element is NaN or has |x| >= bound (a positive float): !(|x| < bound)
+// compared on the bits, which order like the values for positive floats (NaNs above
+// infinity), so that the loop vectorizes.
+template <typename T>
+bool any_outside(const T* src, int64_t m, T bound) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const U magnitude = std::numeric_limits<U>::max() >> 1;
+  const U limit = std::bit_cast<U>(bound);
+  U seen = 0;
+  for (int64_t i = 0; i < m; ++i) seen |= U((std::bit_cast<U>(src[i]) & magnitude) >= limit);
+  return seen != 0;
+}
+
 // dst = aop(src) through Eigen's SIMD forms, redoing |x| >= limit and NaN with the
 // scalar `op`, exactly as map_contiguous in elementwise_unary.cpp.
 template <typename T, typename Op, typename ArrayOp>
 void simd_unary(T* dst, const T* src, int64_t m, double limit, Op op, ArrayOp aop) {
   const T bound = static_cast<T>(std::is_same_v<T, double> ? limit * 8 : limit);
   MutArrayMap<T>(dst, m) = aop(ArrayMap<T>(src, m));
-  bool any_outside = false;
-  for (int64_t i = 0; i < m; ++i) any_outside |= !(std::abs(src[i]) < bound);
-  if (!any_outside) return;
+  if (!any_outside(src, m, bound)) return;
   for (int64_t i = 0; i < m; ++i) {
     if (!(std::abs(src[i]) < bound)) dst[i] = op(src[i]);
   }
@@ -396,19 +409,28 @@ class ChunkRunner {
               const std::vector<bool>& has1, const std::vector<T*>& outs)
       : g_(g), in_(in), s0_(s0), s1_(s1), s0_has_(has0), s1_has_(has1), outs_(outs) {}
 
-  // Runs the program over elements [begin, end).
+  // Runs the program over elements [begin, end). The unfused kernels run Eigen over
+  // the same [begin, end) (parallel_for splits alike) into a 64-byte aligned output,
+  // so Eigen takes its scalar path for the elements before the first 64-byte
+  // boundary and after the last whole packet; chunks that start at the same
+  // boundaries make the fused loop take the same path for every element, and give
+  // the same bits.
   void run(int64_t begin, int64_t end) const {
     constexpr int64_t kChunk = kChunkBytes / static_cast<int64_t>(sizeof(T));
+    constexpr int64_t kPacket = 64 / static_cast<int64_t>(sizeof(T));
     alignas(64) T regs[kMaxRegisters][kChunk];
-    for (int64_t c = begin; c < end; c += kChunk) {
-      int64_t m = std::min(kChunk, end - c);
-      for (size_t i = 0; i < g_.steps.size(); ++i) step(i, regs, c, m);
-      for (size_t k = 0; k < outs_.size(); ++k)
-        std::memcpy(outs_[k] + c, regs[g_.return_regs[k]], static_cast<size_t>(m) * sizeof(T));
-    }
+    int64_t first = std::min(end, (begin + kPacket - 1) / kPacket * kPacket);
+    if (first > begin) run_chunk(regs, begin, first - begin);
+    for (int64_t c = first; c < end; c += kChunk) run_chunk(regs, c, std::min(kChunk, end - c));
   }
 
  private:
+  void run_chunk(T (*regs)[kChunkBytes / sizeof(T)], int64_t c, int64_t m) const {
+    for (size_t i = 0; i < g_.steps.size(); ++i) step(i, regs, c, m);
+    for (size_t k = 0; k < outs_.size(); ++k)
+      std::memcpy(outs_[k] + c, regs[g_.return_regs[k]], static_cast<size_t>(m) * sizeof(T));
+  }
+
   Src<T> src(const Operand& o, T (*regs)[kChunkBytes / sizeof(T)], int64_t c) const {
     switch (o.kind) {
       case Operand::Kind::Input:
