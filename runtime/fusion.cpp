@@ -82,7 +82,7 @@ class FusedGroup : public ObjectImpl {
 
 class GroupCompiler {
  public:
-  explicit GroupCompiler(const Node* n) : node_(n), block_(n->block(0)) {}
+  explicit GroupCompiler(const Node* n) : block_(n->block(0)) {}
 
   IntrusivePtr<FusedGroup> compile() {
     group_ = IntrusivePtr<FusedGroup>(new FusedGroup());
@@ -313,7 +313,6 @@ class GroupCompiler {
     return count <= kMaxRegisters;
   }
 
-  const Node* node_;
   const Block* block_;
   IntrusivePtr<FusedGroup> group_;
   std::unordered_map<const Value*, uint32_t> slots_;
