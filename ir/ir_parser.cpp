@@ -513,6 +513,8 @@ class IRParser {
         if (!n->has_attr("index") || !n->attr("index").is_int())
           fail(op_tok, "TupleIndex needs an int attribute 'index'");
         return;
+      case OpId::FusionGroup:
+        return check_fusion_group(n, op_tok);
       default:
         break;
     }
@@ -612,6 +614,19 @@ class IRParser {
                        " carried values"));
     }
     check_returns(body, 1, n->outputs(), op_tok, "Loop");
+  }
+
+  // A FusionGroup's block takes one parameter per input and returns its outputs.
+  void check_fusion_group(Node* n, const Token& op_tok) {
+    if (n->blocks().size() != 1) fail(op_tok, "FusionGroup needs one block (the fused ops)");
+    const Block* b = n->block(0);
+    if (b->params().size() != n->inputs().size())
+      fail(op_tok, str("the FusionGroup block takes ", b->params().size(), " parameters for ",
+                       n->inputs().size(), " inputs"));
+    for (const Node* m : *b) {
+      if (!m->blocks().empty()) fail(op_tok, "a FusionGroup block holds no nodes with blocks");
+    }
+    check_returns(b, 0, n->outputs(), op_tok, "FusionGroup");
   }
 
   // Block returns (from `skip` on) against the node's outputs.

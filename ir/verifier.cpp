@@ -87,11 +87,13 @@ class Verifier {
         if (n->block(0)->returns().size() != n->outputs().size())
           fail(n, "GradOf block returns != outputs");
         return;
+      case OpId::FusionGroup:
+        return check_fusion_group(n);
       default:
         break;
     }
     if (n->info().has(opflags::PRIM)) return;
-    if (!n->blocks().empty()) fail(n, "only If, Loop and GradOf have blocks");
+    if (!n->blocks().empty()) fail(n, "only If, Loop, GradOf and FusionGroup have blocks");
     const FunctionSchema& s = schema_of(n->op());
     size_t expected = s.arguments.size();
     bool variadic = s.variadic_index() >= 0;
@@ -101,6 +103,25 @@ class Verifier {
     if (n->outputs().size() != s.returns.size()) {
       fail(n, "has " + std::to_string(n->outputs().size()) + " outputs, schema " + s.str());
     }
+  }
+
+  // A FusionGroup's block is closed: its parameters stand for the inputs, and its
+  // nodes (elementwise ops and constants, no blocks) read only values of the block.
+  void check_fusion_group(const Node* n) {
+    if (n->blocks().size() != 1) fail(n, "FusionGroup needs 1 block");
+    const Block* b = n->block(0);
+    if (b->params().size() != n->inputs().size()) fail(n, "FusionGroup block params != inputs");
+    if (b->returns().size() != n->outputs().size()) fail(n, "FusionGroup block returns != outputs");
+    std::unordered_set<const Value*> inside(b->params().begin(), b->params().end());
+    auto check_inside = [&](const Value* v) {
+      if (!inside.count(v)) fail(n, "FusionGroup block reads a value from outside");
+    };
+    for (const Node* m : *b) {
+      if (!m->blocks().empty()) fail(n, "FusionGroup block holds a node with blocks");
+      for (const Value* v : m->inputs()) check_inside(v);
+      for (const Value* o : m->outputs()) inside.insert(o);
+    }
+    for (const Value* v : b->returns()) check_inside(v);
   }
 
   const Graph& graph_;

@@ -16,10 +16,11 @@ namespace tsl {
 // A Function keeps its graph as the frontend or autodiff built it: that graph is what
 // the dumps show (`--dump=ir`, `:graph`), what callers inline and what transforms
 // differentiate. Its Code is compiled, once, from an optimized copy (the pipeline of
-// ir/passes/pipeline.h, then the verifier), so every function, top-level statement
+// ir/passes/pipeline.h, then elementwise fusion (ir/passes/fuse_elementwise.h, run
+// by runtime/fusion.h), then the verifier), so every function, top-level statement
 // and gradient graph runs optimized while the text a learner reads stays the one
-// written. `tsl --no-opt` or TSL_NO_OPT=1 compiles the graph as it is, for
-// debugging the passes.
+// written. `tsl --no-opt` or TSL_NO_OPT=1 compiles the graph as it is (no fusion
+// either), for debugging the passes.
 
 // Whether Function::code() optimizes. On unless the environment variable TSL_NO_OPT is
 // set to something other than "" or "0"; `tsl --no-opt` turns it off.

@@ -9,9 +9,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/passes/fuse_elementwise.h"
 #include "ir/passes/pipeline.h"
 #include "ir/schema.h"
 #include "runtime/function.h"
+#include "runtime/fusion.h"
 
 namespace tsl {
 
@@ -212,7 +214,8 @@ class CodeBuilder {
     for (const Node* n = b->return_node()->prev(); n != b->param_node(); n = n->prev()) {
       for (const Value* v : n->inputs()) {
         if (defined_here.count(v) && seen.insert(v).second) {
-          (n->blocks().empty() ? result.direct : result.nested)[n].push_back(v);
+          bool direct = n->blocks().empty() || n->op() == OpId::FusionGroup;
+          (direct ? result.direct : result.nested)[n].push_back(v);
         }
       }
       for (const Block* nb : n->blocks()) {
@@ -297,6 +300,14 @@ class CodeBuilder {
         constant_regs_.insert(r);
         code_.constants_.emplace_back(r, n->attr("fn"));
         ins.push_back(r);
+      }
+      if (n->op() == OpId::FusionGroup) {
+        // The compiled group travels as a constant last input (runtime/fusion.h).
+        uint32_t r = fresh_register();
+        constant_regs_.insert(r);
+        code_.constants_.emplace_back(r, compile_fusion_group(n));
+        ins.push_back(r);
+        inst.fn = &run_fusion_group;
       }
       if (n->op() == OpId::TupleIndex) {
         // The index attribute travels as a constant register.
@@ -699,6 +710,7 @@ std::shared_ptr<const Graph> graph_to_compile(const std::shared_ptr<Graph>& grap
   if (!optimization_enabled()) return graph;
   std::shared_ptr<Graph> copy = graph->clone();
   optimize(*copy);
+  fuse_elementwise(*copy);
   verify(*copy);
   return copy;
 }

@@ -8,6 +8,7 @@
 #include "ir/passes/common_subexpression_elimination.h"
 #include "ir/passes/constant_folding.h"
 #include "ir/passes/dead_code_elimination.h"
+#include "ir/passes/fuse_elementwise.h"
 #include "ir/passes/loop_invariant_code_motion.h"
 #include "ir/passes/pipeline.h"
 #include "ir/passes/propagate_shapes.h"
@@ -41,6 +42,8 @@ std::deque<PassInfo>& passes() {
        [](Graph& g) { propagate_shapes(g); }},
       {"optimize", "the default pipeline: the passes above and dce to a fixed point",
        [](Graph& g) { optimize(g); }},
+      {"fuse", "elementwise fusion: chains and trees of EW ops become one FusionGroup",
+       [](Graph& g) { fuse_elementwise(g); }},
   };
   return table;
 }

@@ -303,6 +303,39 @@ TEST(IRParser, RoundTripsGradientGraphs) {
       "  return (%dh)\n");
 }
 
+TEST(IRParser, RoundTripsFusionGroups) {
+  // What `--passes=fuse` prints: a closed block whose parameters are the inputs.
+  expect_text_round_trip(
+      "graph f(%x : Tensor, %a : float):\n"
+      "  %y : Tensor, %t : Tensor = FusionGroup(%x, %a)\n"
+      "    block0(%x.1 : Tensor, %a.1 : float):\n"
+      "      %t.1 : Tensor = tanh(%x.1)\n"
+      "      %m : Tensor = mul(%t.1, %a.1)\n"
+      "      %one : int = Constant[value=1]()\n"
+      "      %y.1 : Tensor = add(%m, %x.1, %one)\n"
+      "      -> (%y.1, %t.1)\n"
+      "  return (%y, %t)\n");
+}
+
+TEST(IRParser, ReportsMalformedFusionGroups) {
+  std::string e = parse_error(
+      "graph f(%x : Tensor):\n"
+      "  %y : Tensor = FusionGroup(%x)\n"
+      "    block0():\n"
+      "      -> (%x)\n"
+      "  return (%y)\n");
+  EXPECT_NE(e.find("the FusionGroup block takes 0 parameters for 1 inputs"), std::string::npos)
+      << e;
+  e = parse_error(
+      "graph f(%x : Tensor):\n"
+      "  %y : Tensor = FusionGroup(%x)\n"
+      "    block0(%x.1 : Tensor):\n"
+      "      %z : Tensor = neg(%x.1)\n"
+      "      -> (%z, %z)\n"
+      "  return (%y)\n");
+  EXPECT_NE(e.find("returns 2 values for 1 outputs"), std::string::npos) << e;
+}
+
 TEST(IRParser, ReportsUnknownOps) {
   std::string e =
       parse_error("graph f(%x : Tensor):\n  %y : Tensor = frobnicate(%x)\n  return (%y)\n");

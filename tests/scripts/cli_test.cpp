@@ -291,6 +291,34 @@ TEST(CommandLine, TheTwoLayerNetsGradientGraphShrinks) {
   EXPECT_EQ(count_of(opt.out, "GradOf["), count_of(grad.out, "GradOf["));
 }
 
+// Issue 5: elementwise fusion (on with the optimizer) prints the numbers of the
+// unfused program: the benchmark's expression, forward and gradient, large enough for
+// the fused loop to run on several threads, and on strided input (the fallback).
+TEST(CommandLine, FusedProgramsPrintTheNumbersOfNoOpt) {
+  fs::path p = write_temp("fused.tsl",
+                          "import torch\n"
+                          "from functorch import grad\n\n"
+                          "def f(x: torch.Tensor, a: float, b: float) -> torch.Tensor:\n"
+                          "    return torch.sigmoid(x * a + b) * torch.tanh(x) - x * 0.5\n\n"
+                          "def loss(x: torch.Tensor, a: float, b: float) -> torch.Tensor:\n"
+                          "    return f(x, a, b).sum()\n\n"
+                          "torch.manual_seed(0)\n"
+                          "x = torch.randn(100003, dtype=torch.float64)\n"
+                          "y = f(x, 1.5, -0.25)\n"
+                          "g = grad(loss)(x, 1.5, -0.25)\n"
+                          "print('{:.12f} {:.12f}'.format(y.sum().item(), g.sum().item()))\n"
+                          "print(y[:4], g[-4:])\n"
+                          "m = torch.randn(300, 200).t()\n"
+                          "print('{:.6f}'.format(f(m, 0.5, 0.125).sum().item()))\n");
+  Result fused = tsl(quote(p.string()));
+  Result plain = tsl("--no-opt " + quote(p.string()));
+  fs::remove(p);
+  ASSERT_EQ(fused.status, 0) << fused.err;
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(fused.out, plain.out);
+  EXPECT_EQ(count_of(fused.out, "\n"), 3u) << fused.out;
+}
+
 TEST(CommandLine, NoOptPrintsTheSameNumbers) {
   Result opt = tsl(quote(two_layer_net().string()));
   Result no_opt = tsl("--no-opt " + quote(two_layer_net().string()));

@@ -1,0 +1,236 @@
+// Elementwise fusion into FusionGroup nodes; see Note [Elementwise fusion] in
+// fuse_elementwise.h.
+#include "ir/passes/fuse_elementwise.h"
+
+#include <algorithm>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/passes/pass_utils.h"
+
+namespace tsl {
+namespace {
+
+// Numbers, strings, None and optionals of them: values the fused code can read as
+// scalars (alpha, clamp bounds, gelu's approximate).
+bool is_plain_scalar(const TypePtr& t) {
+  switch (t->kind()) {
+    case TypeKind::Int:
+    case TypeKind::Float:
+    case TypeKind::Bool:
+    case TypeKind::Str:
+    case TypeKind::None:
+      return true;
+    case TypeKind::Optional:
+      return is_plain_scalar(t->contained().at(0));
+    default:
+      return false;
+  }
+}
+
+bool is_fusible(const Node* n) {
+  const OpInfo& info = n->info();
+  if (!info.has(opflags::EW) || info.has(opflags::EFFECT) || info.has(opflags::RANDOM) ||
+      info.has(opflags::PRIM) || !n->blocks().empty() || n->outputs().empty()) {
+    return false;
+  }
+  for (const Value* o : n->outputs()) {
+    if (!o->type() || !o->type()->is_tensor()) return false;
+  }
+  bool tensor_input = false;
+  for (const Value* v : n->inputs()) {
+    if (v->type()->is_tensor()) {
+      tensor_input = true;
+    } else if (!is_plain_scalar(v->type())) {
+      return false;
+    }
+  }
+  return tensor_input;
+}
+
+// Whether nodes may not move across `n`: it may have an effect, draw random numbers
+// or call user code, or holds such a node in its blocks.
+bool is_barrier(const Node* n) {
+  if (is_pure_op(n)) return false;
+  const OpInfo& info = n->info();
+  if (n->blocks().empty() || info.has(opflags::EFFECT) || info.has(opflags::RANDOM)) return true;
+  switch (n->op()) {
+    case OpId::If:
+    case OpId::Loop:
+    case OpId::GradOf:
+    case OpId::FusionGroup:
+      break;
+    default:
+      return true;
+  }
+  for (const Block* b : n->blocks()) {
+    for (const Node* m : *b) {
+      if (is_barrier(m)) return true;
+    }
+  }
+  return false;
+}
+
+struct Group {
+  std::vector<Node*> members;
+  bool open = true;
+};
+
+class BlockFuser {
+ public:
+  explicit BlockFuser(Block* b) : block_(b) {
+    size_t i = 0;
+    for (const Node* n : *b) position_[n] = i++;
+    position_[b->return_node()] = i;
+  }
+
+  // Forms the groups of the block; returns whether some group of two or more nodes
+  // became a FusionGroup.
+  bool run() {
+    for (Node* n : *block_) visit(n);
+    bool changed = false;
+    for (const auto& group : groups_) {
+      if (group->members.size() < 2) continue;
+      materialize(*group);
+      changed = true;
+    }
+    return changed;
+  }
+
+ private:
+  void visit(Node* n) {
+    if (is_barrier(n)) {
+      for (const auto& group : groups_) group->open = false;
+      return;
+    }
+    if (!is_fusible(n)) return;
+    groups_.push_back(std::make_unique<Group>());
+    Group* g = groups_.back().get();
+    g->members.push_back(n);
+    group_of_[n] = g;
+    for (const Value* v : n->inputs()) {
+      auto it = group_of_.find(v->node());
+      if (it == group_of_.end() || it->second == g || !it->second->open) continue;
+      Group* other = it->second;
+      if (!can_merge(*g, *other, n)) continue;
+      for (Node* m : other->members) {
+        g->members.push_back(m);
+        group_of_[m] = g;
+      }
+      other->members.clear();
+      other->open = false;
+    }
+  }
+
+  // The node of this block that is `n` or holds `n` in its blocks.
+  const Node* in_this_block(const Node* n) const {
+    while (n->owning_block() != block_) n = n->owning_block()->owning_node();
+    return n;
+  }
+
+  // Whether g and other together may sit where `at` is: no node outside them before
+  // `at` reads one of their values.
+  bool can_merge(const Group& g, const Group& other, const Node* at) const {
+    std::unordered_set<const Node*> members(g.members.begin(), g.members.end());
+    members.insert(other.members.begin(), other.members.end());
+    size_t where = position_.at(at);
+    for (const Node* m : members) {
+      for (const Value* o : m->outputs()) {
+        for (const Use& u : o->uses()) {
+          const Node* user = in_this_block(u.user);
+          if (!members.count(user) && position_.at(user) < where) return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  // Replaces the group's nodes by one FusionGroup right after its last node.
+  void materialize(Group& group) {
+    std::vector<Node*>& members = group.members;
+    std::sort(members.begin(), members.end(),
+              [&](const Node* a, const Node* b) { return position_.at(a) < position_.at(b); });
+    std::unordered_set<const Node*> in_group(members.begin(), members.end());
+    Graph& g = *block_->owning_graph();
+    Node* fusion = g.create(OpId::FusionGroup, {}, 0);
+    fusion->insert_after(members.back());
+    fusion->set_range(members.back()->range());
+    Block* body = fusion->add_block();
+    std::unordered_map<const Value*, Value*> inner;
+    std::vector<Node*> copied_constants;
+    auto map_input = [&](Value* v) -> Value* {
+      auto it = inner.find(v);
+      if (it != inner.end()) return it->second;
+      Value* mapped;
+      const IValue* c = constant_value(v);
+      if (c && is_printable_constant(*c)) {
+        Node* copy = g.create(OpId::Constant, {}, 1);
+        copy->set_attr("value", *c);
+        copy->output()->set_type(v->type());
+        if (!v->debug_name().empty()) copy->output()->set_debug_name(v->debug_name());
+        body->append(copy);
+        copied_constants.push_back(v->node());
+        mapped = copy->output();
+      } else {
+        fusion->add_input(v);
+        mapped = body->add_param(v->type(), v->debug_name());
+      }
+      inner.emplace(v, mapped);
+      return mapped;
+    };
+    for (Node* m : members) {
+      std::vector<Value*> inputs;
+      for (Value* v : m->inputs()) inputs.push_back(map_input(v));
+      Node* copy = g.create(m->op(), inputs, m->outputs().size());
+      for (const Attribute& a : m->attributes()) copy->set_attr(a.name, a.value);
+      copy->set_range(m->range());
+      for (size_t i = 0; i < m->outputs().size(); ++i) {
+        const Value* o = m->output(i);
+        copy->output(i)->set_type(o->type());
+        if (!o->debug_name().empty()) copy->output(i)->set_debug_name(o->debug_name());
+        inner.emplace(o, copy->output(i));
+      }
+      body->append(copy);
+    }
+    // Values used after the group become its outputs.
+    for (Node* m : members) {
+      for (Value* o : m->outputs()) {
+        std::vector<Use> outside;
+        for (const Use& u : o->uses()) {
+          if (!in_group.count(in_this_block(u.user))) outside.push_back(u);
+        }
+        if (outside.empty()) continue;
+        Value* out = fusion->add_output()->set_type(o->type());
+        if (!o->debug_name().empty()) out->set_debug_name(o->debug_name());
+        body->add_return(inner.at(o));
+        for (const Use& u : outside) u.user->replace_input(u.offset, out);
+      }
+    }
+    for (auto it = members.rbegin(); it != members.rend(); ++it) (*it)->destroy();
+    for (Node* c : copied_constants) {
+      if (!c->output()->has_uses()) c->destroy();
+    }
+  }
+
+  Block* block_;
+  std::unordered_map<const Node*, size_t> position_;
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::unordered_map<const Node*, Group*> group_of_;
+};
+
+bool fuse_block(Block* b) {
+  bool changed = false;
+  for (Node* n : *b) {
+    if (n->op() == OpId::FusionGroup) continue;  // already fused
+    for (Block* inner : n->blocks()) changed |= fuse_block(inner);
+  }
+  return BlockFuser(b).run() || changed;
+}
+
+}  // namespace
+
+bool fuse_elementwise(Graph& g) { return fuse_block(g.block()); }
+
+}  // namespace tsl
