@@ -54,6 +54,15 @@ void* take_cached(size_t padded) {
   return data;
 }
 
+// Gives every cached block back (before reporting that memory ran out).
+void release_cached() {
+  BlockCache& c = block_cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  for (auto& [size, data] : c.blocks) std::free(data);
+  c.blocks.clear();
+  c.bytes = 0;
+}
+
 bool keep_cached(void* data, size_t padded) {
   if (padded < kCacheMinBytes) return false;
   BlockCache& c = block_cache();
@@ -83,6 +92,10 @@ Storage allocate_cpu(size_t nbytes) {
   if (padded < nbytes) TSL_ERROR("cannot allocate ", nbytes, " bytes on cpu");
   void* data = take_cached(padded);
   if (data == nullptr) data = std::aligned_alloc(kAlignment, padded);
+  if (data == nullptr) {
+    release_cached();
+    data = std::aligned_alloc(kAlignment, padded);
+  }
   if (data == nullptr) TSL_ERROR("cannot allocate ", nbytes, " bytes on cpu");
   note_allocation(nbytes);
   return make_intrusive<StorageImpl>(data, nbytes, kCPU, &free_cpu, nullptr);
