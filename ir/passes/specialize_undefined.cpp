@@ -103,11 +103,34 @@ class UndefinedSpecializer {
         visit_any_defined(n);
         break;
       case OpId::GradOf:
+        if (runs_surely(n)) return inline_grad_of(n);
         drop_undefined_inputs(n);
         break;
       default:
         break;
     }
+  }
+
+  // A GradOf with a certainly defined input always runs its block: its nodes take its
+  // place, so the passes after this one (fusion above all) see across the blocks.
+  void inline_grad_of(Node* n) {
+    Block* body = n->block(0);
+    while (!body->empty()) (*body->begin())->move_before(n);
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      Value* r = body->returns()[i];
+      Value* out = n->output(i);
+      if (r->debug_name().empty() && !is_undefined(r)) r->set_debug_name(out->debug_name());
+      out->replace_all_uses_with(r);
+    }
+    forget(n);
+    n->destroy();
+    changed_ = true;
+  }
+
+  // Drops what is known of n's outputs before n is destroyed (a later value may
+  // reuse the address).
+  void forget(const Node* n) {
+    for (const Value* out : n->outputs()) known_.erase(out);
   }
 
   static bool same_type(const Value* a, const Value* b) { return a->type()->equals(*b->type()); }
@@ -117,6 +140,7 @@ class UndefinedSpecializer {
     Value* out = n->output();
     if (v->debug_name().empty() && !is_undefined(v)) v->set_debug_name(out->debug_name());
     out->replace_all_uses_with(v);
+    forget(n);
     n->destroy();
     changed_ = true;
   }
@@ -135,6 +159,7 @@ class UndefinedSpecializer {
     Value* sum = g_.insert_op(OpId::add, {a, b, one}, n->output()->type(), n->range());
     sum->set_debug_name(n->output()->debug_name());
     n->output()->replace_all_uses_with(sum);
+    forget(n);
     n->destroy();
     changed_ = true;
   }
@@ -150,6 +175,7 @@ class UndefinedSpecializer {
     Value* c = g_.insert_constant(IValue(value), Type::bool_(), n->range());
     c->set_debug_name(n->output()->debug_name());
     n->output()->replace_all_uses_with(c);
+    forget(n);
     n->destroy();
     changed_ = true;
   }
@@ -176,6 +202,7 @@ class UndefinedSpecializer {
       u->set_debug_name(out->debug_name());
       out->replace_all_uses_with(u);
     }
+    forget(n);
     n->destroy();
     changed_ = true;
     return true;

@@ -20,11 +20,14 @@ namespace tsl {
 //   AnyDefined(U...) / AnyDefined()       -> False    (constant folding then picks
 //   AnyDefined(..., D, ...)               -> True      the branch of an If)
 //   GradOf(U...) { ... }                  -> U per output, the block removed
+//   GradOf(..., D, ...) { ... }           -> the block's nodes in its place (it surely
+//                                            runs; fusion then sees across blocks)
 //
 // Certainly defined are: results of ordinary ops whose schema returns a Tensor (a
 // kernel never returns an undefined tensor, and none is handed one), new lists,
 // AutogradAdd and AutogradZeros with a certainly defined operand, and the outputs of
-// a GradOf that certainly runs whose block returns a certainly defined value.
+// a GradOf that certainly runs whose block returns a certainly defined value (before
+// the GradOf is inlined).
 // Everything else may be undefined at run time: graph and block parameters (a
 // gradient graph's incoming gradients among them), the outputs of If, Loop, tuple and
 // list ops, and the other autodiff ops. `AutogradZeros(U, like)` stays: it makes

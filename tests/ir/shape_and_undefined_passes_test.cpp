@@ -102,9 +102,11 @@ TEST(PropagateShapes, RefinedDtypesRemoveConversions) {
 // return that very tensor: check the claim on the kernels themselves.
 TEST(PropagateShapes, TheKernelsReturnTheirOperandItself) {
   Tensor t = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, std::vector<int64_t>{2, 3});
-  IValue same = call_op(OpId::sum_to_size, {IValue(t), IValue::int_list(std::vector<int64_t>{2, 3})}).at(0);
+  IValue same =
+      call_op(OpId::sum_to_size, {IValue(t), IValue::int_list(std::vector<int64_t>{2, 3})}).at(0);
   EXPECT_EQ(same.tensor_impl(), IValue(t).tensor_impl());
-  IValue summed = call_op(OpId::sum_to_size, {IValue(t), IValue::int_list(std::vector<int64_t>{1, 3})}).at(0);
+  IValue summed =
+      call_op(OpId::sum_to_size, {IValue(t), IValue::int_list(std::vector<int64_t>{1, 3})}).at(0);
   EXPECT_NE(summed.tensor_impl(), IValue(t).tensor_impl());
   IValue converted = call_op(OpId::to_dtype, {IValue(t), IValue(DType::Float32)}).at(0);
   EXPECT_EQ(converted.tensor_impl(), IValue(t).tensor_impl());
@@ -150,8 +152,10 @@ TEST(SpecializeUndefined, TheOptimizerRemovesTheZerosOfASeededGradient) {
   size_t before = count_nodes(*g);
   EXPECT_TRUE(optimize(*g));
   EXPECT_EQ(count_ops(*g, OpId::AutogradZeros), 0u);
-  EXPECT_EQ(count_nodes(*g), before - 1);
-  EXPECT_EQ(g->outputs()[1]->node()->op(), OpId::GradOf);
+  // The GradOf surely runs: its mul takes its place.
+  EXPECT_EQ(count_nodes(*g), before - 2);
+  EXPECT_EQ(count_ops(*g, OpId::GradOf), 0u);
+  EXPECT_EQ(g->outputs()[1]->node()->op(), OpId::mul);
 }
 
 // The two-layer net's joint forward+backward graph (tests/ir/passes/optimize): the
@@ -167,7 +171,7 @@ TEST(SpecializeUndefined, TheTwoLayerNetsJointGraphShrinksFurther) {
   auto older = g->clone();
   EXPECT_EQ(count_nodes(*g), 151u);
   optimize(*g);
-  EXPECT_EQ(count_nodes(*g), 111u);
+  EXPECT_EQ(count_nodes(*g), 101u);  // 111 before GradOf blocks that surely run were inlined
   EXPECT_EQ(count_ops(*g, OpId::AutogradZeros), 1u);  // target's: no gradient path
   // The pipeline as it was before these passes, to its fixed point.
   const std::vector<std::string> before = {"canonicalize", "constant-fold", "simplify",
