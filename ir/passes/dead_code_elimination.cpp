@@ -3,27 +3,15 @@
 
 #include <unordered_set>
 
+#include "ir/passes/pass_utils.h"
+
 namespace tsl {
 namespace {
 
-// Structural ops that only build or take apart values.
+// Structural ops without effects: those that build or take apart values, and the
+// placeholders of paths never taken (Uninitialized) and of zero gradients (Undefined).
 bool is_pure_structural(OpId op) {
-  switch (op) {
-    case OpId::Constant:
-    case OpId::ListConstruct:
-    case OpId::TupleConstruct:
-    case OpId::TupleUnpack:
-    case OpId::TupleIndex:
-    case OpId::Uninitialized:
-    case OpId::Undefined:
-    case OpId::unwrap_optional:
-    case OpId::to_optional:
-    case OpId::dtype:
-    case OpId::device:
-      return true;
-    default:
-      return false;
-  }
+  return is_value_structural(op) || op == OpId::Uninitialized || op == OpId::Undefined;
 }
 
 // Whether removing `n` could change what the program does (other than the values of

@@ -258,11 +258,8 @@ bool is_commutative(const Node* n) {
   }
 }
 
-bool is_pure_op(const Node* n) {
-  const OpInfo& info = n->info();
-  if (info.has(opflags::EFFECT) || info.has(opflags::RANDOM) || !n->blocks().empty()) return false;
-  if (!info.has(opflags::PRIM)) return true;
-  switch (n->op()) {
+bool is_value_structural(OpId op) {
+  switch (op) {
     case OpId::Constant:
     case OpId::ListConstruct:
     case OpId::TupleConstruct:
@@ -276,6 +273,12 @@ bool is_pure_op(const Node* n) {
     default:
       return false;
   }
+}
+
+bool is_pure_op(const Node* n) {
+  const OpInfo& info = n->info();
+  if (info.has(opflags::EFFECT) || info.has(opflags::RANDOM) || !n->blocks().empty()) return false;
+  return !info.has(opflags::PRIM) || is_value_structural(n->op());
 }
 
 }  // namespace tsl

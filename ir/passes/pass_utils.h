@@ -84,6 +84,10 @@ std::string constant_key(const IValue& v);
 // name of `old`, replaces `old` by it everywhere, and returns the new value.
 Value* replace_with_constant(Graph& g, Node* n, Value* old, IValue value);
 
+// Structural (PRIM) ops that only build values or take them apart (Constant, lists,
+// tuples, optionals, dtype/device queries).
+bool is_value_structural(OpId op);
+
 // Whether `n` is among the ops whose node has no effect, draws no random numbers and
 // whose outputs depend only on its inputs and attributes (a "pure" op). Blocks make
 // a node impure here (If, Loop and GradOf are handled by the passes themselves).
