@@ -12,6 +12,7 @@
 #include "ir/passes/inline_calls.h"
 #include "ir/passes/pipeline.h"
 #include "ir/passes/pipeline_trace.h"
+#include "runtime/tensor/grad_mode.h"
 
 namespace tsl {
 namespace {
@@ -67,6 +68,22 @@ void CompilationUnit::run_source(SourcePtr source, bool repl_mode) {
   for (const auto& stmt : module->body) run_statement(module, *stmt, repl_mode);
 }
 
+namespace {
+
+// A statement that fails inside `with no_grad():` must not leave recording off for
+// the rest of the session.
+std::vector<IValue> run_with_grad_mode_restored(Function& fn, std::vector<IValue> args) {
+  bool mode = grad_mode_enabled();
+  try {
+    return fn.run(std::move(args));
+  } catch (...) {
+    set_grad_mode_enabled(mode);
+    throw;
+  }
+}
+
+}  // namespace
+
 void CompilationUnit::run_statement(const std::shared_ptr<ast::Module>& module,
                                     const ast::Stmt& stmt, bool repl_mode) {
   switch (stmt.kind) {
@@ -87,7 +104,8 @@ void CompilationUnit::run_statement(const std::shared_ptr<ast::Module>& module,
   args.reserve(inputs.size());
   for (const std::string& name : inputs) args.push_back(globals_.at(name).value);
   IntrusivePtr<Function> fn(new Function("<module>", graph));
-  std::vector<IValue> results = fn->run(std::move(args));
+  fn->set_eager(true);
+  std::vector<IValue> results = run_with_grad_mode_restored(*fn, std::move(args));
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string& name = outputs[i];
     TypePtr type = graph->outputs()[i]->type();

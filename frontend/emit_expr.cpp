@@ -473,11 +473,12 @@ Value* Emitter::emit_attribute_value(Value* v, const ast::Attribute& a) {
     if (attr == "device") return graph_.insert_op(OpId::device, {v}, Type::device(), r);
     if (attr == "T" || attr == "mT") return graph_.insert_op(OpId::t, {v}, Type::tensor(), r);
     if (attr == "data") return graph_.insert_op(OpId::detach, {v}, Type::tensor(), r);
-    if (attr == "requires_grad" || attr == "grad" || attr == "is_leaf" || attr == "grad_fn") {
-      compile_error(a.attr_range, "Tensor." + attr +
-                                      " belongs to eager autograd, which this build "
-                                      "of TSL does not have yet");
-    }
+    if (attr == "requires_grad")
+      return graph_.insert_op(OpId::requires_grad_attr, {v}, Type::bool_(), r);
+    if (attr == "grad")
+      return graph_.insert_op(OpId::grad_attr, {v}, Type::optional(Type::tensor()), r);
+    if (attr == "is_leaf") return graph_.insert_op(OpId::is_leaf_attr, {v}, Type::bool_(), r);
+    if (attr == "grad_fn") return graph_.insert_op(OpId::grad_fn_attr, {v}, Type::any(), r);
     compile_error(a.attr_range, "'Tensor' has no attribute '" + attr + "'");
   }
   compile_error(a.attr_range, "'" + v->type()->str() + "' has no attribute '" + attr + "'");
@@ -643,6 +644,8 @@ Value* Emitter::emit_unary(const ast::Unary& u) {
 }
 
 Value* Emitter::emit_binary(ast::BinOp op, Value* lhs, Value* rhs, const SourceRange& range) {
+  lhs = unwrap_grad_read(graph_, lhs, range);
+  rhs = unwrap_grad_read(graph_, rhs, range);
   TypePtr lt = lhs->type(), rt = rhs->type();
   auto fail = [&]() -> Value* {
     compile_error(range, std::string("unsupported operand types for ") + ast::binop_symbol(op) +
@@ -746,7 +749,9 @@ Value* Emitter::emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const S
   if (op == ast::CmpOp::Is || op == ast::CmpOp::IsNot) {
     bool negate = op == ast::CmpOp::IsNot;
     bool l_none = lt->kind() == TypeKind::None, r_none = rt->kind() == TypeKind::None;
-    bool l_opt = lt->kind() == TypeKind::Optional, r_opt = rt->kind() == TypeKind::Optional;
+    // Optional and Any values (`x.grad_fn`) may be None: decided at run time.
+    bool l_opt = lt->kind() == TypeKind::Optional || lt->kind() == TypeKind::Any;
+    bool r_opt = rt->kind() == TypeKind::Optional || rt->kind() == TypeKind::Any;
     if ((l_none || r_none) && !(l_opt || r_opt)) {
       // Decided by the types alone, as TorchScript does.
       bool same = l_none && r_none;
@@ -1110,6 +1115,7 @@ Value* Emitter::emit_builtin_call(const Sugared& callee, std::vector<CallArg> ar
 Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vector<CallArg> args,
                                  const ast::Call& c) {
   const SourceRange& range = c.range;
+  self = unwrap_grad_read(graph_, self, c.func->range);
   TypePtr t = self->type();
   std::vector<CallArg> full = {{c.func->range, "", self}};
   full.insert(full.end(), args.begin(), args.end());
@@ -1142,11 +1148,10 @@ Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vect
     }
     if (name == "tolist" && args.empty())
       return graph_.insert_op(OpId::tolist, {self}, Type::any(), range);
-    if (name == "requires_grad_" || name == "backward" || name == "retain_grad" ||
-        name == "zero_grad") {
+    if (name == "retain_grad" || name == "zero_grad") {
       compile_error(c.func->range, "Tensor." + name +
-                                       "() belongs to eager autograd, which this build of "
-                                       "TSL does not have yet");
+                                       "() is not supported by TSL's eager tape (read the "
+                                       "gradient of an intermediate with backward(inputs=[h]))");
     }
     const std::vector<OpId>& candidates = ops_named(name, opflags::METHOD);
     std::vector<OpId> tensor_methods;

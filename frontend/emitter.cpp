@@ -1124,9 +1124,21 @@ void Emitter::emit_with(const ast::With& s) {
       compile_error(e.range, "only `with no_grad():` (or `with torch.no_grad():`) is supported");
     if (item.target) compile_error(item.target->range, "`with no_grad()` takes no `as` target");
   }
-  // Symbolic code records no tape, so no_grad only matters to eager code; the body
-  // is emitted as it is (the eager tape honours it; see runtime/autograd).
+  // Compiled functions record nothing on the tape, so there the body is emitted as it
+  // is. Top-level code switches grad mode off for the body and back to what it was
+  // (runtime/autograd records no op while it is off).
+  if (mode_ != Mode::TopLevel) {
+    emit_stmts(s.body);
+    return;
+  }
+  Value* off = constant(IValue(false), Type::bool_(), s.range);
+  Node* enter = graph_.insert(graph_.create(OpId::set_grad_enabled, {off}, 1));
+  enter->set_range(s.range);
+  Value* previous = enter->output()->set_type(Type::bool_());
   emit_stmts(s.body);
+  Node* exit = graph_.insert(graph_.create(OpId::set_grad_enabled, {previous}, 1));
+  exit->set_range(s.range);
+  exit->output()->set_type(Type::bool_());
 }
 
 void Emitter::emit_expr_stmt(const ast::ExprStmt& s) {
@@ -1244,8 +1256,25 @@ void Emitter::assign_target(const ast::Expr& target, Value* v, const SourceRange
       compile_error(target.range,
                     "item assignment is not supported: TSL tensors and lists are "
                     "values (build a new one, e.g. with torch.where or torch.cat)");
-    case ast::ExprKind::Attribute:
-      compile_error(target.range, "assigning to an attribute is not supported");
+    case ast::ExprKind::Attribute: {
+      // The writable attributes of eager autograd: `x.grad = None`, `x.requires_grad = b`.
+      const auto& a = ast::as<ast::Attribute>(target);
+      Value* object = emit_expr(*a.value);
+      if (object->type()->is_tensor() && a.attr == "grad") {
+        Value* g = convert_to(v, Type::optional(Type::tensor()), range, "Tensor.grad");
+        graph_.insert(graph_.create(OpId::set_grad_attr, {object, g}, 0))->set_range(range);
+        return;
+      }
+      if (object->type()->is_tensor() && a.attr == "requires_grad") {
+        Value* b = convert_to(v, Type::bool_(), range, "Tensor.requires_grad");
+        graph_.insert(graph_.create(OpId::set_requires_grad_attr, {object, b}, 0))
+            ->set_range(range);
+        return;
+      }
+      compile_error(target.range,
+                    "assigning to an attribute is not supported (only Tensor.grad "
+                    "and Tensor.requires_grad can be assigned)");
+    }
     case ast::ExprKind::Starred:
       compile_error(target.range, "starred assignment targets are not supported");
     default:

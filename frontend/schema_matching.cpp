@@ -260,6 +260,7 @@ Conversion conversion_for(const TypePtr& actual, const TypePtr& formal, TypePtr&
       return actual->is_number() ? Conversion::None : Conversion::Reject;
     case TypeKind::Tensor:
       if (actual->is_tensor()) return Conversion::None;
+      if (is_grad_read(value)) return Conversion::UnwrapGrad;
       return nums && actual->is_number() ? Conversion::None : Conversion::Reject;
     case TypeKind::Float:
       if (actual->kind() == TypeKind::Float) return Conversion::None;
@@ -331,8 +332,17 @@ Value* apply_conversion(Graph& graph, Value* v, Conversion c, const TypePtr& for
       auto device = Device::parse(v->node()->attr("value").to_str());
       return graph.insert_constant(IValue(*device), Type::device(), range);
     }
+    case Conversion::UnwrapGrad:
+      return unwrap_grad_read(graph, v, range);
   }
   return v;
+}
+
+bool is_grad_read(const Value* v) { return v && v->node() && v->node()->op() == OpId::grad_attr; }
+
+Value* unwrap_grad_read(Graph& graph, Value* v, const SourceRange& range) {
+  if (!is_grad_read(v)) return v;
+  return graph.insert_op(OpId::unwrap_optional, {v}, Type::tensor(), range);
 }
 
 MatchedOp match_and_emit(Graph& graph, const std::vector<OpId>& candidates,

@@ -36,7 +36,13 @@ MatchedOp match_and_emit(Graph& graph, const std::vector<OpId>& candidates,
 // Whether a value of type `actual` is accepted for a parameter of type `formal`
 // (binding the type variable in `var`), and with which conversion; for user
 // functions too.
-enum class Conversion { None, IntToFloat, IntToList, TupleToList, StrToDevice, Reject };
+// UnwrapGrad: a Tensor's `.grad` (Optional[Tensor]) given where a Tensor is expected,
+// as eager code writes `w.sub_(lr * w.grad)`; None is a runtime error there.
+enum class Conversion { None, IntToFloat, IntToList, TupleToList, StrToDevice, UnwrapGrad, Reject };
+// Whether `v` is a read of `x.grad`, which converts to Tensor implicitly.
+bool is_grad_read(const Value* v);
+// `v` unwrapped when it is a read of `x.grad` (runtime error when None), else `v`.
+Value* unwrap_grad_read(Graph& graph, Value* v, const SourceRange& range);
 Conversion conversion_for(const TypePtr& actual, const TypePtr& formal, TypePtr& var, bool nums,
                           const Value* value);
 

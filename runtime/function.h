@@ -42,9 +42,14 @@ class Function : public ObjectImpl {
 
   std::string repr() const override { return "<function " + name_ + ">"; }
 
+  // Top-level code: its ops record on the eager tape (see runtime/autograd). Set
+  // before the first run.
+  void set_eager(bool eager) { eager_ = eager; }
+
  private:
   std::string name_;
   std::shared_ptr<Graph> graph_;
+  bool eager_ = false;
   std::unique_ptr<Code> code_;
   std::once_flag compiled_;
 };

@@ -9,9 +9,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/autodiff/derivatives.h"
 #include "ir/passes/fuse_elementwise.h"
 #include "ir/passes/pipeline.h"
 #include "ir/schema.h"
+#include "runtime/autograd/record.h"
 #include "runtime/function.h"
 #include "runtime/fusion.h"
 
@@ -119,6 +121,7 @@ class CodeBuilder {
 
   void build() {
     ensure_kernels_registered();
+    autograd::install_eager_autograd();
     const Graph& g = *code_.graph_;
     for (const Value* in : g.inputs()) code_.input_registers_.push_back(reg(in));
     compile_block(g.block());
@@ -319,6 +322,12 @@ class CodeBuilder {
       if (!inst.fn) inst.fn = lookup_kernel(DeviceType::CPU, n->op()).fn;
       TSL_INTERNAL_ASSERT(inst.fn != nullptr, "no CPU kernel for ", n->info().name);
     }
+    if (code_.eager_ && (inst.kind == Instruction::Kind::Call || n->op() == OpId::FusionGroup ||
+                         autodiff::derivative_rule(n->op()))) {
+      inst.record = true;
+      inst.site = static_cast<uint32_t>(code_.eager_sites_.size());
+      code_.eager_sites_.push_back(std::make_shared<autograd::EagerSite>());
+    }
     size_t i = emit(inst, ins, outs);
     auto direct = lu.direct.find(n);
     if (direct != lu.direct.end()) set_frees(i, freeable(direct->second));
@@ -501,7 +510,8 @@ class CodeBuilder {
   uint32_t num_registers_ = 0;
 };
 
-Code::Code(std::shared_ptr<const Graph> graph) : graph_(std::move(graph)) {
+Code::Code(std::shared_ptr<const Graph> graph, bool eager)
+    : graph_(std::move(graph)), eager_(eager) {
   CodeBuilder(*this).build();
 }
 
@@ -630,7 +640,11 @@ void InterpreterState::execute() {
         case Instruction::Kind::Op: {
           KernelArgs args(regs, idx + inst.inputs, inst.num_inputs, idx + inst.outputs,
                           inst.num_outputs);
-          inst.fn(args);
+          if (inst.record && autograd::needs_recording(args)) {
+            autograd::record_op(*inst.node, *code_.eager_sites_[inst.site], args);
+          } else {
+            inst.fn(args);
+          }
           break;
         }
         case Instruction::Kind::Copy:
@@ -665,6 +679,20 @@ void InterpreterState::execute() {
         }
         case Instruction::Kind::Call: {
           if (g_interrupt_requested.exchange(false)) TSL_ERROR("KeyboardInterrupt");
+          if (inst.record) {
+            KernelArgs args(regs, idx + inst.inputs, inst.num_inputs, idx + inst.outputs,
+                            inst.num_outputs);
+            if (autograd::needs_recording(args)) {
+              try {
+                autograd::record_call(*inst.callee, *inst.node, *code_.eager_sites_[inst.site],
+                                      args);
+              } catch (SourceError& e) {
+                e.push_frame({code_.graph().name(), inst.node->range()});
+                throw;
+              }
+              break;
+            }
+          }
           std::vector<IValue> ins;
           ins.reserve(inst.num_inputs);
           for (uint32_t i = 0; i < inst.num_inputs; ++i) ins.push_back(regs[idx[inst.inputs + i]]);
@@ -705,9 +733,22 @@ std::atomic<bool>& optimization_flag() {
   return on;
 }
 
-// The graph Code is compiled from; see Note [Optimizing compiled functions].
-std::shared_ptr<const Graph> graph_to_compile(const std::shared_ptr<Graph>& graph) {
+bool switches_grad_mode(const Block* b) {
+  for (const Node* n : *b) {
+    if (n->op() == OpId::set_grad_enabled) return true;
+    for (const Block* nb : n->blocks()) {
+      if (switches_grad_mode(nb)) return true;
+    }
+  }
+  return false;
+}
+
+// The graph Code is compiled from; see Note [Optimizing compiled functions]. Eager
+// code that switches grad mode (`with no_grad():`) runs as written: merging `x * 2`
+// inside the block with one outside would change which result requires grad.
+std::shared_ptr<const Graph> graph_to_compile(const std::shared_ptr<Graph>& graph, bool eager) {
   if (!optimization_enabled()) return graph;
+  if (eager && switches_grad_mode(graph->block())) return graph;
   std::shared_ptr<Graph> copy = graph->clone();
   optimize(*copy);
   fuse_elementwise(*copy);
@@ -725,7 +766,8 @@ Function::Function(std::string name, std::shared_ptr<Graph> graph)
     : name_(std::move(name)), graph_(std::move(graph)) {}
 
 const Code& Function::code() {
-  std::call_once(compiled_, [&] { code_ = std::make_unique<Code>(graph_to_compile(graph_)); });
+  std::call_once(compiled_,
+                 [&] { code_ = std::make_unique<Code>(graph_to_compile(graph_, eager_), eager_); });
   return *code_;
 }
 

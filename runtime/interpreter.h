@@ -52,11 +52,20 @@ struct Instruction {
   KernelFn fn = nullptr;
   Function* callee = nullptr;
   const Node* node = nullptr;  // source location, names for :code and the profiler
+  // Eager code only: the op or call is recorded on the autograd tape when an input
+  // requires grad (runtime/autograd/record.h); `site` indexes Code::eager_sites_.
+  bool record = false;
+  uint32_t site = 0;
 };
+
+namespace autograd {
+class EagerSite;
+}
 
 class Code {
  public:
-  explicit Code(std::shared_ptr<const Graph> graph);
+  // `eager`: top-level code, whose differentiable ops and calls record on the tape.
+  explicit Code(std::shared_ptr<const Graph> graph, bool eager = false);
 
   const Graph& graph() const { return *graph_; }
   size_t num_registers() const { return num_registers_; }
@@ -76,6 +85,8 @@ class Code {
   std::vector<bool> output_moves_;  // whether the output register can be stolen
   size_t num_registers_ = 0;
   std::vector<std::string> register_names_;  // for dump()
+  bool eager_ = false;
+  std::vector<std::shared_ptr<autograd::EagerSite>> eager_sites_;
 };
 
 // The registers of one run of a Code.

@@ -11,6 +11,7 @@
 #include "runtime/kernels/cpu/elementwise_math.h"
 #include "runtime/kernels/cpu/loops.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/tensor/grad_mode.h"
 
 namespace tsl {
 namespace {
@@ -370,6 +371,7 @@ bool can_cast(DType from, DType to) {
 // Checks that `result` (the dtype of op(self, other)) can be stored in self and that
 // other broadcasts to self's shape.
 void check_inplace(const Tensor& self, const Tensor& other, DType result, const char* name) {
+  check_inplace_allowed(self, name);
   TSL_CHECK(can_cast(result, self.dtype()), "result type ", scalar_type_name(result),
             " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
   if (self.sizes() == other.sizes()) return;

@@ -2,6 +2,7 @@
 // through any strides), and the conversions to(dtype) and to(device).
 #include "runtime/kernels/cpu/loops.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/tensor/grad_mode.h"
 
 namespace tsl {
 namespace {
@@ -20,16 +21,21 @@ void fill_typed(const Tensor& self, T value) {
 
 Tensor fill_kernel(const Tensor& self, Scalar value) {
   check_cpu(self, "fill_");
+  check_inplace_allowed(self, "fill_");
   TSL_DISPATCH_ALL(self.dtype(), "fill_",
                    [&] { fill_typed<scalar_t>(self, value.to<scalar_t>()); });
   self.storage()->bump_version();
   return self;
 }
 
-Tensor zero_kernel(const Tensor& self) { return fill_kernel(self, Scalar(int64_t{0})); }
+Tensor zero_kernel(const Tensor& self) {
+  check_inplace_allowed(self, "zero_");
+  return fill_kernel(self, Scalar(int64_t{0}));
+}
 
 Tensor copy_kernel(const Tensor& self, const Tensor& src) {
   check_cpu(self, "copy_");
+  check_inplace_allowed(self, "copy_");
   TSL_CHECK(src.device().is_cpu(), "copy_: cannot copy from ", src.device().str(),
             " to cpu: CUDA is not available in this build");
   copy_into(self, src);

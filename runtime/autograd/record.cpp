@@ -1,0 +1,472 @@
+// Recording eager ops and calls on the tape; see Note [Recording an eager op].
+#include "runtime/autograd/record.h"
+
+#include <cctype>
+#include <string_view>
+#include <unordered_map>
+
+#include "ir/autodiff/derivatives.h"
+#include "ir/autodiff/differentiate.h"
+#include "ir/passes/inline_calls.h"
+#include "runtime/autograd/node.h"
+#include "runtime/function.h"
+#include "runtime/tensor/grad_mode.h"
+
+namespace tsl::autograd {
+
+struct CompiledGradient {
+  IntrusivePtr<Function> forward;   // f: inputs -> real outputs, then saved values
+  IntrusivePtr<Function> backward;  // df: output gradients, saved values -> input gradients
+  std::vector<size_t> wrt;          // flattened inputs that get gradients (df's outputs)
+  std::vector<size_t> seeded;       // f's outputs that take gradients (df's first inputs)
+  size_t num_outputs = 0;           // f's real outputs
+  // Per saved value: df reads only its metadata (size, dtype, ...), as rules do to sum
+  // a gradient back to an input's shape. The node then keeps a stand-in with that
+  // metadata and no data (PyTorch saves only the sizes), so the tensor is freed and
+  // an in-place change of it is not an error.
+  std::vector<bool> metadata_only;
+  std::string name;  // "MulBackward0"
+};
+
+std::shared_ptr<const CompiledGradient> EagerSite::lookup(const std::vector<int64_t>& key) const {
+  auto it = entries_.find(key);
+  return it == entries_.end() ? nullptr : it->second;
+}
+
+void EagerSite::store(std::vector<int64_t> key, std::shared_ptr<const CompiledGradient> g) {
+  entries_[std::move(key)] = std::move(g);
+}
+
+namespace {
+
+bool value_requires_grad(const IValue& v) {
+  if (v.is_tensor()) return v.tensor_impl() && v.tensor_impl()->requires_grad();
+  if (v.is_list()) {
+    for (const IValue& e : v.to_list().elements) {
+      if (e.is_tensor() && e.tensor_impl() && e.tensor_impl()->requires_grad()) return true;
+    }
+  }
+  return false;
+}
+
+// ---- The graph one node or call is differentiated in --------------------------------
+
+// Inputs of the small graph: runtime values flattened (a list of tensors becomes one
+// input per element), the key that identifies the pattern, and which inputs need
+// gradients.
+struct FlatInputs {
+  std::vector<IValue> values;
+  std::vector<int64_t> key;
+  std::vector<size_t> wrt;
+};
+
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(bool build) : build_(build) {
+    if (build_) graph_ = std::make_shared<Graph>();
+  }
+
+  // Maps `original` (an input of the node or callee) to a value of the new graph fed
+  // by `runtime`; a Constant input stays a constant.
+  void add(const Value* original, const IValue& runtime) {
+    const tsl::Node* def = original->node();
+    if (def && def->op() == OpId::Constant) {
+      flat_.key.push_back(-1);
+      if (build_) map_[original] = graph_->insert_constant(def->attr("value"), original->type());
+      return;
+    }
+    if (runtime.is_tensor() && runtime.tensor_impl()) {
+      add_tensor(runtime);
+      if (build_) map_[original] = last_;
+      return;
+    }
+    if (runtime.is_list() && original->type()->kind() == TypeKind::List &&
+        original->type()->contained().at(0)->is_tensor()) {
+      const auto& elems = runtime.to_list().elements;
+      flat_.key.push_back(-1000 - static_cast<int64_t>(elems.size()));
+      std::vector<Value*> parts;
+      for (const IValue& e : elems) {
+        add_tensor(e);
+        parts.push_back(last_);
+      }
+      if (build_) {
+        tsl::Node* list = graph_->insert(graph_->create(OpId::ListConstruct, parts, 1));
+        map_[original] = list->output()->set_type(original->type());
+      }
+      return;
+    }
+    flat_.key.push_back(runtime.is_none() ? -2 : -3);
+    flat_.values.push_back(runtime);
+    if (build_) map_[original] = graph_->add_input(original->type());
+  }
+
+  FlatInputs& flat() { return flat_; }
+  Graph& graph() { return *graph_; }
+  std::shared_ptr<Graph> graph_ptr() { return graph_; }
+  std::unordered_map<const Value*, Value*>& map() { return map_; }
+  Value* mapped(const Value* v) { return map_.at(v); }
+
+ private:
+  void add_tensor(const IValue& v) {
+    TensorImpl* t = v.tensor_impl();
+    bool rg = t->requires_grad();
+    if (rg) flat_.wrt.push_back(flat_.values.size());
+    flat_.key.push_back(static_cast<int64_t>(t->dtype()) * 4 + (rg ? 1 : 0) + 2 * (t->dim() > 0));
+    flat_.values.push_back(v);
+    if (build_) last_ = graph_->add_input(Type::tensor(t->dtype()));
+  }
+
+  bool build_;
+  std::shared_ptr<Graph> graph_;
+  FlatInputs flat_;
+  std::unordered_map<const Value*, Value*> map_;
+  Value* last_ = nullptr;
+};
+
+// ---- Node names as PyTorch prints them (`grad_fn=<MulBackward0>`) --------------------
+
+std::string camel_case(std::string_view op) {
+  std::string out;
+  bool upper = true;
+  for (char c : op) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return out;
+}
+
+std::string node_name(const tsl::Node& node) {
+  if (node.op() == OpId::FusionGroup) {
+    // The group's last op made the result, as in the unfused program.
+    const tsl::Node* last = node.block(0)->return_node()->prev();
+    return last == node.block(0)->param_node() ? "FusionGroupBackward" : node_name(*last);
+  }
+  static const std::unordered_map<std::string_view, std::string_view> renamed = {
+      {"mm", "MmBackward0"},
+      {"linear", "AddmmBackward0"},
+      {"cross_entropy", "NllLossBackward0"},
+      {"reshape", "ViewBackward0"},
+      {"view", "ViewBackward0"},
+      {"flatten", "ViewBackward0"},
+      {"conv2d", "ConvolutionBackward0"},
+      {"max_pool2d", "MaxPool2DWithIndicesBackward0"},
+      {"avg_pool2d", "AvgPool2DBackward0"},
+      {"to", "ToCopyBackward0"},
+      {"index", "IndexBackward0"},
+      {"clamp", "ClampBackward1"},
+      {"clip", "ClampBackward1"},
+      {"rsub", "RsubBackward1"},
+      {"max", "MaxBackward1"},
+      {"min", "MinBackward1"},
+      {"norm", "NormBackward1"},
+      {"dropout", "MulBackward0"},
+  };
+  std::string_view base = node.info().base_name();
+  if (base == "matmul") return "MmBackward0";  // PyTorch's name for 2-D @ 2-D
+  if (base == "sum" || base == "mean") {
+    // sum(x) is SumBackward0, sum(x, dims) SumBackward1.
+    bool with_dim = node.inputs().size() > 1 && node.input(1)->type()->kind() != TypeKind::None &&
+                    !(node.input(1)->node()->op() == OpId::Constant &&
+                      node.input(1)->node()->attr("value").is_none());
+    return camel_case(base) + (with_dim ? "Backward1" : "Backward0");
+  }
+  if (base == "pow" && !node.input(1)->type()->is_tensor()) return "PowBackward0";
+  if (base == "pow") return "PowBackward1";
+  auto it = renamed.find(base);
+  if (it != renamed.end()) return std::string(it->second);
+  return camel_case(base) + "Backward0";
+}
+
+// ---- The tape node of a recorded op or call ------------------------------------------
+
+struct SavedVersion {
+  Tensor tensor;  // only while saved
+  uint32_t version;
+};
+
+class GraphNode : public Node {
+ public:
+  GraphNode(std::shared_ptr<const CompiledGradient> gradient, std::vector<IValue> saved,
+            SourceRange range)
+      : Node(next_sequence_nr()),
+        gradient_(std::move(gradient)),
+        saved_(std::move(saved)),
+        range_(std::move(range)) {
+    for (const IValue& v : saved_) {
+      if (v.is_tensor() && v.tensor_impl())
+        versions_.push_back({v.to_tensor(), v.tensor_impl()->storage()->version()});
+    }
+  }
+
+  std::vector<Tensor> apply(std::vector<Tensor> grads) override {
+    // Plain errors: the interpreter reports them at the backward() call.
+    TSL_CHECK(!released_,
+              "Trying to backward through the graph a second time (or directly access saved "
+              "tensors after they have already been freed). Saved intermediate values of the "
+              "graph are freed when you call .backward(). Specify retain_graph=True if you need "
+              "to backward through the graph a second time (the node ",
+              name(), where(), " was freed)");
+    check_versions();
+    std::vector<IValue> ins;
+    ins.reserve(grads.size() + saved_.size());
+    for (Tensor& g : grads) ins.emplace_back(std::move(g));
+    ins.insert(ins.end(), saved_.begin(), saved_.end());
+    std::vector<IValue> outs = gradient_->backward->run(std::move(ins));
+    std::vector<Tensor> result;
+    result.reserve(outs.size());
+    for (IValue& o : outs) result.push_back(o.is_tensor() ? o.to_tensor() : Tensor());
+    return result;
+  }
+
+  std::string name() const override { return gradient_->name; }
+  uint32_t num_inputs() const override { return static_cast<uint32_t>(gradient_->seeded.size()); }
+  void release_variables() override {
+    saved_.clear();
+    versions_.clear();
+    released_ = true;
+  }
+
+ private:
+  void check_versions() const {
+    for (const SavedVersion& s : versions_) {
+      uint32_t now = s.tensor.storage()->version();
+      if (now == s.version) continue;
+      TSL_ERROR(
+          "one of the variables needed for gradient computation has been modified by "
+          "an inplace operation: [",
+          dtype_name(s.tensor.dtype()), " ", shape_str(s.tensor.sizes()), "], saved by ", name(),
+          where(), ", is at version ", now, "; expected version ", s.version, " instead");
+    }
+  }
+
+  // " (line 7)": where the forward op was, for messages.
+  std::string where() const {
+    return range_.valid() ? " (line " + std::to_string(range_.line) + ")" : "";
+  }
+
+  std::shared_ptr<const CompiledGradient> gradient_;
+  std::vector<IValue> saved_;
+  std::vector<SavedVersion> versions_;
+  SourceRange range_;
+  bool released_ = false;
+};
+
+// ---- Compiling and running --------------------------------------------------------------
+
+bool reads_only_metadata(const Value* v) {
+  for (const Use& u : v->uses()) {
+    switch (u.user->op()) {
+      case OpId::size:
+      case OpId::size_dim:
+      case OpId::dim:
+      case OpId::numel:
+      case OpId::dtype:
+      case OpId::device:
+      case OpId::len_tensor:
+        continue;
+      case OpId::AutogradZeros:  // (gradient, like): zeros shaped like `like`
+        if (u.offset == 1) continue;
+        return false;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+// A tensor with t's sizes, dtype and device that holds no data of its own.
+Tensor metadata_stand_in(const Tensor& t) {
+  int64_t one = 1;
+  Tensor cell = Tensor::empty(std::span<const int64_t>(&one, 1), t.dtype(), t.device());
+  DimVector zeros(t.sizes().size(), 0);
+  return cell.as_strided(t.sizes(), zeros, 0);
+}
+
+std::shared_ptr<CompiledGradient> compile(std::shared_ptr<Graph> g, const std::vector<size_t>& wrt,
+                                          std::string name, const std::string& function_name) {
+  autodiff::JointOptions options;
+  options.function_name = function_name;
+  autodiff::JointGraph joint = autodiff::build_joint(*g, wrt, options);
+  autodiff::Gradient gradient = autodiff::split(joint);
+  gradient.f->set_name(name + ".forward");
+  gradient.df->set_name(name);
+  auto c = std::make_shared<CompiledGradient>();
+  c->forward = IntrusivePtr<Function>(new Function(name + ".forward", gradient.f));
+  c->backward = IntrusivePtr<Function>(new Function(name, gradient.df));
+  c->wrt = wrt;
+  c->seeded = joint.seeded_outputs;
+  c->num_outputs = gradient.num_real_outputs;
+  size_t first_capture = gradient.df->inputs().size() - gradient.num_captures;
+  for (size_t k = 0; k < gradient.num_captures; ++k) {
+    const Value* in = gradient.df->inputs()[first_capture + k];
+    c->metadata_only.push_back(in->type()->is_tensor() && reads_only_metadata(in));
+  }
+  c->name = std::move(name);
+  return c;
+}
+
+// A tensor that can take history: a fresh header when `t` is an input's or already
+// belongs to a graph (an op that returned its input unchanged).
+Tensor fresh_output(const Tensor& t, const FlatInputs& flat) {
+  bool shared = t.impl()->autograd_meta() != nullptr || t.requires_grad();
+  for (const IValue& v : flat.values) shared |= v.is_tensor() && v.tensor_impl() == t.impl();
+  if (!shared) return t;
+  return t.as_strided(t.sizes(), t.strides(), t.storage_offset());
+}
+
+// Runs the forward, makes the node, and returns the real outputs with history.
+std::vector<IValue> run_recorded(const CompiledGradient& g,
+                                 std::shared_ptr<const CompiledGradient> keep, FlatInputs& flat,
+                                 const SourceRange& range) {
+  std::vector<IValue> outs = g.forward->run(flat.values);
+  std::vector<IValue> saved(outs.begin() + static_cast<std::ptrdiff_t>(g.num_outputs), outs.end());
+  outs.resize(g.num_outputs);
+  for (size_t k = 0; k < saved.size(); ++k) {
+    if (g.metadata_only[k] && saved[k].is_tensor() && saved[k].tensor_impl())
+      saved[k] = IValue(metadata_stand_in(saved[k].to_tensor()));
+  }
+  auto node = std::make_shared<GraphNode>(std::move(keep), std::move(saved), range);
+  std::vector<Edge> edges;
+  edges.reserve(g.wrt.size());
+  for (size_t i : g.wrt) edges.push_back(gradient_edge(flat.values[i].to_tensor()));
+  node->set_next_edges(std::move(edges));
+  for (size_t k = 0; k < g.seeded.size(); ++k) {
+    IValue& out = outs[g.seeded[k]];
+    if (!out.is_tensor() || !out.tensor_impl()) continue;
+    Tensor t = fresh_output(out.to_tensor(), flat);
+    set_history(t, node, static_cast<uint32_t>(k));
+    out = IValue(std::move(t));
+  }
+  return outs;
+}
+
+// The outputs of the small graph: the node's, with a tuple result split in elements.
+void add_outputs(Graph& g, const std::vector<Value*>& outs) {
+  for (Value* v : outs) {
+    if (v->type()->kind() != TypeKind::Tuple) {
+      g.add_output(v);
+      continue;
+    }
+    const auto& types = v->type()->contained();
+    tsl::Node* unpack = g.insert(g.create(OpId::TupleUnpack, {v}, types.size()));
+    for (size_t i = 0; i < types.size(); ++i) g.add_output(unpack->output(i)->set_type(types[i]));
+  }
+}
+
+// Rebuilds the node's outputs from the small graph's (tuples regrouped).
+void write_outputs(const std::vector<Value*>& originals, std::vector<IValue>& flat_outs,
+                   KernelArgs& args) {
+  size_t k = 0;
+  for (size_t i = 0; i < originals.size(); ++i) {
+    const TypePtr& t = originals[i]->type();
+    if (t->kind() != TypeKind::Tuple) {
+      args.out(static_cast<uint32_t>(i)) = std::move(flat_outs.at(k++));
+      continue;
+    }
+    std::vector<IValue> elems;
+    for (size_t e = 0; e < t->contained().size(); ++e)
+      elems.push_back(std::move(flat_outs.at(k++)));
+    args.out(static_cast<uint32_t>(i)) = IValue::tuple(std::move(elems));
+  }
+}
+
+void check_outputs_supported(const std::vector<Value*>& outs, std::string_view what,
+                             const SourceRange& range) {
+  for (const Value* v : outs) {
+    std::vector<TypePtr> types = {v->type()};
+    if (v->type()->kind() == TypeKind::Tuple) types = v->type()->contained();
+    for (const TypePtr& t : types) {
+      bool container = t->kind() == TypeKind::List || t->kind() == TypeKind::Tuple;
+      if (!container) continue;
+      throw SourceError(SourceError::Kind::Runtime, range,
+                        std::string(what) + " returns " + t->str() +
+                            " from inputs that require grad; the eager tape records only "
+                            "results that are tensors or tuples of tensors (use indexing, or "
+                            "the function transforms grad/vjp, which handle lists)");
+    }
+  }
+}
+
+}  // namespace
+
+bool needs_recording(const KernelArgs& args) {
+  if (!grad_mode_enabled()) return false;
+  for (uint32_t i = 0; i < args.num_inputs(); ++i) {
+    if (value_requires_grad(args.in(i))) return true;
+  }
+  return false;
+}
+
+void record_op(const tsl::Node& node, EagerSite& site, KernelArgs& args) {
+  GraphBuilder probe(false);
+  for (size_t i = 0; i < node.inputs().size(); ++i)
+    probe.add(node.input(i), args.in(static_cast<uint32_t>(i)));
+  FlatInputs& flat = probe.flat();
+  std::shared_ptr<const CompiledGradient> g = site.lookup(flat.key);
+  if (!g) {
+    check_outputs_supported(node.outputs(), "`" + std::string(node.info().base_name()) + "`",
+                            node.range());
+    GraphBuilder b(true);
+    for (size_t i = 0; i < node.inputs().size(); ++i)
+      b.add(node.input(i), args.in(static_cast<uint32_t>(i)));
+    Graph& graph = b.graph();
+    std::vector<Value*> outs;
+    if (node.op() == OpId::FusionGroup) {
+      std::unordered_map<const Value*, Value*>& map = b.map();
+      const Block* body = node.block(0);
+      for (size_t i = 0; i < body->params().size(); ++i)
+        map[body->params()[i]] = b.mapped(node.input(i));
+      outs = graph.clone_block_into(body, graph.block(), map);
+    } else {
+      std::vector<Value*> ins;
+      for (const Value* v : node.inputs()) ins.push_back(b.mapped(v));
+      tsl::Node* copy = graph.insert(graph.create(node.op(), ins, node.outputs().size()));
+      copy->set_range(node.range());
+      for (const Attribute& a : node.attributes()) copy->set_attr(a.name, a.value);
+      for (size_t i = 0; i < node.outputs().size(); ++i) {
+        copy->output(i)->set_type(node.output(i)->type());
+        outs.push_back(copy->output(i));
+      }
+    }
+    add_outputs(graph, outs);
+    auto compiled = compile(b.graph_ptr(), b.flat().wrt, node_name(node), "");
+    site.store(flat.key, compiled);
+    g = compiled;
+  }
+  std::vector<IValue> outs = run_recorded(*g, g, flat, node.range());
+  write_outputs(node.outputs(), outs, args);
+}
+
+void record_call(Function& callee, const tsl::Node& call, EagerSite& site, KernelArgs& args) {
+  const Graph& source = callee.graph();
+  GraphBuilder probe(false);
+  for (size_t i = 0; i < source.inputs().size(); ++i)
+    probe.add(source.inputs()[i], args.in(static_cast<uint32_t>(i)));
+  FlatInputs& flat = probe.flat();
+  std::shared_ptr<const CompiledGradient> g = site.lookup(flat.key);
+  if (!g) {
+    check_outputs_supported(source.outputs(), "`" + callee.name() + "`", call.range());
+    std::unique_ptr<Graph> body = source.clone();
+    inline_calls(*body, [](const tsl::Node* c) {
+      return &static_cast<Function&>(c->attr("fn").to_object()).graph();
+    });
+    GraphBuilder b(true);
+    for (size_t i = 0; i < body->inputs().size(); ++i)
+      b.add(body->inputs()[i], args.in(static_cast<uint32_t>(i)));
+    Graph& graph = b.graph();
+    std::vector<Value*> outs = graph.clone_block_into(body->block(), graph.block(), b.map());
+    add_outputs(graph, outs);
+    auto compiled =
+        compile(b.graph_ptr(), b.flat().wrt, "DifferentiableGraphBackward", callee.name());
+    site.store(flat.key, compiled);
+    g = compiled;
+  }
+  std::vector<IValue> outs = run_recorded(*g, g, flat, call.range());
+  write_outputs(source.outputs(), outs, args);
+}
+
+}  // namespace tsl::autograd
