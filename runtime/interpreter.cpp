@@ -642,7 +642,8 @@ std::string Code::dump() const {
       if (st == 0) out << ": runs the forward; the captures stay for stage 1\n";
       if (st == 1) out << ": runs the backward on the output gradients and the captures\n";
     }
-    out << "  inputs: " << regs(stage.input_registers.data(), stage.input_registers.size()) << "\n";
+    const auto& ins = stage.input_registers;
+    out << "  inputs: " << (ins.empty() ? "(none)" : regs(ins.data(), ins.size())) << "\n";
     if (st == 1) {
       out << "  captures: " << regs(capture_registers_.data(), capture_registers_.size()) << "\n";
     }
