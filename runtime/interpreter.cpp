@@ -809,7 +809,7 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
           try {
             outs = inst.callee->run(std::move(ins));
           } catch (SourceError& e) {
-            e.push_frame({code_.graph().name(), inst.node->range()});
+            e.push_frame({code_.graph(next_stage_ - 1).name(), inst.node->range()});
             throw;
           }
           for (uint32_t i = 0; i < inst.num_outputs; ++i)
