@@ -12,6 +12,10 @@
 
 namespace tsl {
 
+namespace autodiff {
+struct Gradient;
+}
+
 // Note [Optimizing compiled functions]
 // A Function keeps its graph as the frontend or autodiff built it: that graph is what
 // the dumps show (`--dump=ir`, `:graph`), what callers inline and what transforms
@@ -26,6 +30,11 @@ namespace tsl {
 // set to something other than "" or "0"; `tsl --no-opt` turns it off.
 bool optimization_enabled();
 void set_optimization_enabled(bool on);
+
+// The two-stage Code of a gradient (autodiff::split's f and df; see Note [Compiling a
+// graph to Code]): f and df are each optimized, fused and verified as Function::code()
+// does, unless optimization is off.
+std::shared_ptr<const Code> compile_gradient(const autodiff::Gradient& gradient);
 
 class Function : public ObjectImpl {
  public:

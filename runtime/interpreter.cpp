@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "ir/autodiff/derivatives.h"
+#include "ir/autodiff/differentiate.h"
 #include "ir/passes/fuse_elementwise.h"
 #include "ir/passes/pipeline.h"
 #include "ir/schema.h"
@@ -22,6 +23,9 @@ namespace tsl {
 std::atomic<bool> g_interrupt_requested{false};
 
 namespace {
+
+// The input register of a stage input that nothing reads: the value is dropped.
+constexpr uint32_t kNoRegister = UINT32_MAX;
 
 // ---- Kernels of the structural ops the interpreter runs as ordinary instructions.
 
@@ -119,36 +123,108 @@ class CodeBuilder {
  public:
   explicit CodeBuilder(Code& code) : code_(code) {}
 
-  void build() {
+  // A one-stage Code: `graph`'s whole program.
+  void build(std::shared_ptr<const Graph> graph) {
     ensure_kernels_registered();
     autograd::install_eager_autograd();
-    const Graph& g = *code_.graph_;
-    for (const Value* in : g.inputs()) code_.input_registers_.push_back(reg(in));
-    compile_block(g.block());
-    std::unordered_set<uint32_t> seen;
-    for (const Value* out : g.outputs()) {
-      uint32_t r = reg(out);
-      code_.output_registers_.push_back(r);
-      // A register returned twice is copied for all but its last occurrence.
-      code_.output_moves_.push_back(!constant_regs_.count(r));
-    }
-    for (int i = static_cast<int>(code_.output_registers_.size()) - 1; i >= 0; --i) {
-      if (!seen.insert(code_.output_registers_[i]).second) code_.output_moves_[i] = false;
-    }
-    code_.num_registers_ = num_registers_;
-    code_.register_names_.resize(num_registers_);
-    for (auto& [v, r] : registers_) {
-      code_.register_names_[r] =
-          v->debug_name().empty() ? "%" + std::to_string(v->unique()) : "%" + v->debug_name();
-    }
+    Code::Stage& stage = begin_stage(std::move(graph));
+    compile_block(stage.graph->block());
+    finish_stage(stage, stage.graph->outputs(), {});
+    finish();
+  }
+
+  // A two-stage Code; see the Note in interpreter.h.
+  void build_gradient(std::shared_ptr<const Graph> f, std::shared_ptr<const Graph> df,
+                      size_t num_real_outputs, size_t num_captures) {
+    ensure_kernels_registered();
+    TSL_INTERNAL_ASSERT(f->outputs().size() == num_real_outputs + num_captures,
+                        "gradient forward has ", f->outputs().size(), " outputs, expected ",
+                        num_real_outputs, " + ", num_captures);
+    TSL_INTERNAL_ASSERT(df->inputs().size() >= num_captures, "gradient backward has ",
+                        df->inputs().size(), " inputs for ", num_captures, " captures");
+    Code::Stage& forward = begin_stage(std::move(f));
+    const Graph& fg = *forward.graph;
+    compile_block(fg.block());
+    for (size_t k = 0; k < num_captures; ++k)
+      code_.capture_registers_.push_back(reg(fg.outputs()[num_real_outputs + k]));
+    std::vector<Value*> real_outputs(fg.outputs().begin(),
+                                     fg.outputs().begin() + static_cast<long>(num_real_outputs));
+    finish_stage(forward, real_outputs, code_.capture_registers_);
+    const size_t num_grads = df->inputs().size() - num_captures;
+    Code::Stage& backward = begin_stage(std::move(df), num_grads);
+    adopt_captures(*backward.graph, num_grads);
+    compile_block(backward.graph->block());
+    finish_stage(backward, backward.graph->outputs(), {});
+    finish();
   }
 
  private:
+  // Starts a stage at the next instruction; its first `num_inputs` graph inputs (all by
+  // default) are the stage's inputs. An input nothing reads gets no register, so the
+  // caller's value is dropped at once.
+  Code::Stage& begin_stage(std::shared_ptr<const Graph> graph, size_t num_inputs = SIZE_MAX) {
+    code_.stages_.emplace_back();
+    Code::Stage& stage = code_.stages_.back();
+    stage.graph = std::move(graph);
+    stage.begin = static_cast<uint32_t>(code_.instructions_.size());
+    const auto& inputs = stage.graph->inputs();
+    for (size_t i = 0; i < inputs.size() && i < num_inputs; ++i)
+      stage.input_registers.push_back(inputs[i]->has_uses() ? reg(inputs[i]) : kNoRegister);
+    return stage;
+  }
+
+  // df's capture parameters take the registers of f's capture outputs. A register
+  // captured twice is copied for its second parameter (each parameter frees its own
+  // register at its last use); captures df never reads are freed before it runs.
+  void adopt_captures(const Graph& df, size_t num_grads) {
+    std::unordered_set<uint32_t> adopted;
+    std::vector<const Value*> unused;
+    for (size_t k = 0; k < code_.capture_registers_.size(); ++k) {
+      const Value* param = df.inputs()[num_grads + k];
+      uint32_t r = code_.capture_registers_[k];
+      if (constant_regs_.count(r) || adopted.insert(r).second) {
+        registers_.emplace(param, r);
+      } else {
+        Instruction copy;
+        copy.kind = Instruction::Kind::Copy;
+        emit(copy, {r}, {reg(param)});
+      }
+      if (!param->has_uses()) unused.push_back(param);
+    }
+    emit_free(unused, nullptr);
+  }
+
+  // Ends the stage after its last instruction, returning `outputs`. A register
+  // returned twice is copied for all but its last occurrence; constants and the
+  // registers `kept` for the next stage are always copied.
+  void finish_stage(Code::Stage& stage, const std::vector<Value*>& outputs,
+                    const std::vector<uint32_t>& kept_registers) {
+    stage.end = static_cast<uint32_t>(code_.instructions_.size());
+    std::unordered_set<uint32_t> kept(kept_registers.begin(), kept_registers.end());
+    for (const Value* out : outputs) {
+      uint32_t r = reg(out);
+      stage.output_registers.push_back(r);
+      stage.output_moves.push_back(!constant_regs_.count(r) && !kept.count(r));
+    }
+    std::unordered_set<uint32_t> seen;
+    for (size_t i = stage.output_registers.size(); i-- > 0;) {
+      if (!seen.insert(stage.output_registers[i]).second) stage.output_moves[i] = false;
+    }
+  }
+
+  void finish() {
+    code_.num_registers_ = num_registers_;
+    code_.register_names_ = std::move(names_);
+    code_.register_names_.resize(num_registers_);
+  }
+
   uint32_t reg(const Value* v) {
     auto it = registers_.find(v);
     if (it != registers_.end()) return it->second;
     uint32_t r = num_registers_++;
     registers_.emplace(v, r);
+    names_.resize(num_registers_);
+    names_[r] = v->debug_name().empty() ? "%" + std::to_string(v->unique()) : "%" + v->debug_name();
     return r;
   }
 
@@ -215,9 +291,14 @@ class CodeBuilder {
       if (defined_here.count(v) && seen.insert(v).second) result.dies_at_return.insert(v);
     }
     for (const Node* n = b->return_node()->prev(); n != b->param_node(); n = n->prev()) {
+      bool direct = n->blocks().empty() || n->op() == OpId::FusionGroup;
+      // An output nothing reads (the indices of a max whose values alone are used)
+      // dies as soon as it is made.
+      for (const Value* o : n->outputs()) {
+        if (!o->has_uses()) (direct ? result.direct : result.nested)[n].push_back(o);
+      }
       for (const Value* v : n->inputs()) {
         if (defined_here.count(v) && seen.insert(v).second) {
-          bool direct = n->blocks().empty() || n->op() == OpId::FusionGroup;
           (direct ? result.direct : result.nested)[n].push_back(v);
         }
       }
@@ -508,84 +589,127 @@ class CodeBuilder {
   std::unordered_set<uint32_t> constant_regs_;
   std::unordered_set<uint32_t> pinned_regs_;  // never freed early (loop trip counters)
   uint32_t num_registers_ = 0;
+  std::vector<std::string> names_;  // by register, for dump()
 };
 
-Code::Code(std::shared_ptr<const Graph> graph, bool eager)
-    : graph_(std::move(graph)), eager_(eager) {
-  CodeBuilder(*this).build();
+Code::Code(std::shared_ptr<const Graph> graph, bool eager) : eager_(eager) {
+  CodeBuilder(*this).build(std::move(graph));
 }
+
+Code::Code(std::shared_ptr<const Graph> f, std::shared_ptr<const Graph> df, size_t num_real_outputs,
+           size_t num_captures) {
+  CodeBuilder(*this).build_gradient(std::move(f), std::move(df), num_real_outputs, num_captures);
+}
+
+namespace {
+
+// "r3(%x)"
+std::string register_text(const std::vector<std::string>& names, uint32_t r) {
+  std::string s = "r" + std::to_string(r);
+  if (!names[r].empty()) s += "(" + names[r] + ")";
+  return s;
+}
+
+// The op of an Op instruction. A GradOf node compiles to a test whether any
+// incoming gradient is defined and, when none is, undefined outputs.
+std::string op_text(const Instruction& inst) {
+  if (inst.fn == &undefined_tensor) return std::string(op_info(OpId::Undefined).name);
+  if (inst.node->op() == OpId::GradOf) return std::string(op_info(OpId::AnyDefined).name);
+  return std::string(inst.node->info().name);
+}
+
+// "   # grad of tanh (line 3)" after a GradOf's test, so the backward reads as the
+// forward's ops in reverse.
+std::string note_text(const Instruction& inst) {
+  const Node* n = inst.node;
+  if (n->op() != OpId::GradOf || inst.fn == &undefined_tensor || !n->has_attr("op")) return "";
+  std::string s = "   # grad of " + n->attr("op").to_str();
+  if (n->has_attr("line")) s += " (line " + std::to_string(n->attr("line").to_int()) + ")";
+  return s;
+}
+
+}  // namespace
 
 std::string Code::dump() const {
   std::ostringstream out;
-  out << "code " << (graph_->name().empty() ? "<anonymous>" : graph_->name()) << ": "
-      << num_registers_ << " registers\n";
-  auto regs = [&](uint32_t start, uint32_t n) {
+  auto reg = [&](uint32_t r) {
+    return r == kNoRegister ? std::string("_ (unused)") : register_text(register_names_, r);
+  };
+  auto regs = [&](const uint32_t* rs, size_t n) {
     std::string s;
-    for (uint32_t i = 0; i < n; ++i) {
-      if (i) s += ", ";
-      uint32_t r = indices_[start + i];
-      s += "r" + std::to_string(r);
-      if (!register_names_[r].empty()) s += "(" + register_names_[r] + ")";
-    }
+    for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + reg(rs[i]);
     return s;
   };
-  out << "  inputs: " << regs(0, 0);
-  for (size_t i = 0; i < input_registers_.size(); ++i) {
-    out << (i ? ", " : "") << "r" << input_registers_[i] << "("
-        << register_names_[input_registers_[i]] << ")";
-  }
+  auto list = [&](uint32_t start, uint32_t n) { return regs(indices_.data() + start, n); };
+  out << "code " << (name().empty() ? "<anonymous>" : name()) << ": " << num_registers_
+      << " registers";
+  if (num_stages() > 1) out << ", " << num_stages() << " stages";
   out << "\n";
-  for (const auto& [r, v] : constants_) {
-    out << "  const r" << r << " = " << v.repr() << "\n";
-  }
-  for (size_t pc = 0; pc < instructions_.size(); ++pc) {
-    const Instruction& inst = instructions_[pc];
-    out << "  " << pc << ": ";
-    switch (inst.kind) {
-      case Instruction::Kind::Op:
-        out << regs(inst.outputs, inst.num_outputs) << (inst.num_outputs ? " = " : "")
-            << inst.node->info().name << "(" << regs(inst.inputs, inst.num_inputs) << ")";
-        break;
-      case Instruction::Kind::Call:
-        out << regs(inst.outputs, inst.num_outputs) << (inst.num_outputs ? " = " : "") << "call "
-            << inst.callee->name() << "(" << regs(inst.inputs, inst.num_inputs) << ")";
-        break;
-      case Instruction::Kind::Copy:
-        out << regs(inst.outputs, 1) << " = copy " << regs(inst.inputs, 1);
-        break;
-      case Instruction::Kind::Move:
-        out << regs(inst.outputs, 1) << " = move " << regs(inst.inputs, 1);
-        break;
-      case Instruction::Kind::JumpIfFalse:
-        out << "if not " << regs(inst.inputs, 1) << " goto " << inst.target;
-        break;
-      case Instruction::Kind::Jump:
-        out << "goto " << inst.target;
-        break;
-      case Instruction::Kind::LoopTest:
-        out << "if not (" << regs(inst.inputs, 1) << " < " << regs(inst.inputs + 1, 1) << " and "
-            << regs(inst.inputs + 2, 1) << ") goto " << inst.target;
-        break;
-      case Instruction::Kind::LoopIncrement:
-        out << regs(inst.inputs, 1) << " += 1";
-        break;
-      case Instruction::Kind::Raise:
-        out << "raise " << regs(inst.inputs, inst.num_inputs);
-        break;
-      case Instruction::Kind::Free:
-        out << "free";
-        break;
+  for (const auto& [r, v] : constants_) out << "  const " << reg(r) << " = " << v.repr() << "\n";
+  for (size_t st = 0; st < stages_.size(); ++st) {
+    const Stage& stage = stages_[st];
+    if (num_stages() > 1) {
+      out << "stage " << st << " (" << stage.graph->name() << ")";
+      if (st == 0) out << ": runs the forward; the captures stay for stage 1\n";
+      if (st == 1) out << ": runs the backward on the output gradients and the captures\n";
     }
-    if (inst.num_frees)
-      out << (inst.kind == Instruction::Kind::Free ? " " : "   ; free ")
-          << regs(inst.frees, inst.num_frees);
+    const auto& ins = stage.input_registers;
+    out << "  inputs: " << (ins.empty() ? "(none)" : regs(ins.data(), ins.size())) << "\n";
+    if (st == 1) {
+      out << "  captures: " << regs(capture_registers_.data(), capture_registers_.size()) << "\n";
+    }
+    for (uint32_t pc = stage.begin; pc < stage.end; ++pc) {
+      const Instruction& inst = instructions_[pc];
+      out << "  " << pc << ": ";
+      switch (inst.kind) {
+        case Instruction::Kind::Op:
+          out << list(inst.outputs, inst.num_outputs) << (inst.num_outputs ? " = " : "")
+              << op_text(inst) << "(" << list(inst.inputs, inst.num_inputs) << ")"
+              << note_text(inst);
+          break;
+        case Instruction::Kind::Call:
+          out << list(inst.outputs, inst.num_outputs) << (inst.num_outputs ? " = " : "") << "call "
+              << inst.callee->name() << "(" << list(inst.inputs, inst.num_inputs) << ")";
+          break;
+        case Instruction::Kind::Copy:
+          out << list(inst.outputs, 1) << " = copy " << list(inst.inputs, 1);
+          break;
+        case Instruction::Kind::Move:
+          out << list(inst.outputs, 1) << " = move " << list(inst.inputs, 1);
+          break;
+        case Instruction::Kind::JumpIfFalse:
+          out << "if not " << list(inst.inputs, 1) << " goto " << inst.target;
+          break;
+        case Instruction::Kind::Jump:
+          out << "goto " << inst.target;
+          break;
+        case Instruction::Kind::LoopTest:
+          out << "if not (" << list(inst.inputs, 1) << " < " << list(inst.inputs + 1, 1) << " and "
+              << list(inst.inputs + 2, 1) << ") goto " << inst.target;
+          break;
+        case Instruction::Kind::LoopIncrement:
+          out << list(inst.inputs, 1) << " += 1";
+          break;
+        case Instruction::Kind::Raise:
+          out << "raise " << list(inst.inputs, inst.num_inputs);
+          break;
+        case Instruction::Kind::Free:
+          out << "free";
+          break;
+      }
+      if (inst.num_frees) {
+        out << (inst.kind == Instruction::Kind::Free ? " " : "   ; free ")
+            << list(inst.frees, inst.num_frees);
+      }
+      out << "\n";
+    }
+    out << "  return " << regs(stage.output_registers.data(), stage.output_registers.size());
+    if (st == 0 && num_stages() > 1) {
+      out << "   ; keep " << regs(capture_registers_.data(), capture_registers_.size())
+          << " for stage 1";
+    }
     out << "\n";
   }
-  out << "  return ";
-  for (size_t i = 0; i < output_registers_.size(); ++i) {
-    out << (i ? ", " : "") << "r" << output_registers_[i];
-  }
-  out << "\n";
   return out.str();
 }
 
@@ -596,20 +720,33 @@ InterpreterState::InterpreterState(const Code& code)
   for (const auto& [r, v] : code.constants_) registers_[r] = v;
 }
 
-std::vector<IValue> InterpreterState::run(std::vector<IValue> inputs) {
-  TSL_INTERNAL_ASSERT(inputs.size() == code_.input_registers_.size(), "wrong number of inputs to ",
-                      code_.graph().name(), ": ", inputs.size(), " for ",
-                      code_.input_registers_.size());
-  for (size_t i = 0; i < inputs.size(); ++i)
-    registers_[code_.input_registers_[i]] = std::move(inputs[i]);
-  execute();
+std::vector<IValue> InterpreterState::run_stage(std::vector<IValue> inputs) {
+  TSL_INTERNAL_ASSERT(next_stage_ < code_.stages_.size(), "stage ", next_stage_, " of ",
+                      code_.name(), " (", code_.stages_.size(),
+                      " stages) already ran: clone the state to run a stage again");
+  const Code::Stage& stage = code_.stages_[next_stage_++];
+  TSL_INTERNAL_ASSERT(inputs.size() == stage.input_registers.size(), "wrong number of inputs to ",
+                      stage.graph->name(), ": ", inputs.size(), " for ",
+                      stage.input_registers.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    uint32_t r = stage.input_registers[i];
+    if (r != kNoRegister) registers_[r] = std::move(inputs[i]);
+  }
+  inputs.clear();  // an unused input dies now, not with the caller's vector
+  execute(static_cast<int32_t>(stage.begin), static_cast<int32_t>(stage.end));
   std::vector<IValue> outputs;
-  outputs.reserve(code_.output_registers_.size());
-  for (size_t i = 0; i < code_.output_registers_.size(); ++i) {
-    IValue& r = registers_[code_.output_registers_[i]];
-    outputs.push_back(code_.output_moves_[i] ? std::move(r) : r);
+  outputs.reserve(stage.output_registers.size());
+  for (size_t i = 0; i < stage.output_registers.size(); ++i) {
+    IValue& r = registers_[stage.output_registers[i]];
+    outputs.push_back(stage.output_moves[i] ? std::move(r) : r);
   }
   return outputs;
+}
+
+std::vector<IValue> InterpreterState::run(std::vector<IValue> inputs) {
+  TSL_INTERNAL_ASSERT(code_.stages_.size() == 1, "run() on ", code_.name(), " with ",
+                      code_.stages_.size(), " stages: use run_stage()");
+  return run_stage(std::move(inputs));
 }
 
 void InterpreterState::rethrow_with_location(const Instruction& inst) {
@@ -627,12 +764,13 @@ void InterpreterState::rethrow_with_location(const Instruction& inst) {
   }
 }
 
-void InterpreterState::execute() {
+// Runs the instructions [begin, end) of one stage. Jumps stay inside the stage.
+void InterpreterState::execute(int32_t begin, int32_t end) {
   const Instruction* insts = code_.instructions_.data();
   const uint32_t* idx = code_.indices_.data();
   IValue* regs = registers_.data();
-  const int32_t n = static_cast<int32_t>(code_.instructions_.size());
-  int32_t pc = 0;
+  const int32_t n = end;
+  int32_t pc = begin;
   while (pc < n) {
     const Instruction& inst = insts[pc];
     try {
@@ -700,7 +838,7 @@ void InterpreterState::execute() {
           try {
             outs = inst.callee->run(std::move(ins));
           } catch (SourceError& e) {
-            e.push_frame({code_.graph().name(), inst.node->range()});
+            e.push_frame({code_.graph(next_stage_ - 1).name(), inst.node->range()});
             throw;
           }
           for (uint32_t i = 0; i < inst.num_outputs; ++i)
@@ -764,6 +902,12 @@ void set_optimization_enabled(bool on) { optimization_flag().store(on); }
 
 Function::Function(std::string name, std::shared_ptr<Graph> graph)
     : name_(std::move(name)), graph_(std::move(graph)) {}
+
+std::shared_ptr<const Code> compile_gradient(const autodiff::Gradient& gradient) {
+  return std::make_shared<const Code>(graph_to_compile(gradient.f, false),
+                                      graph_to_compile(gradient.df, false),
+                                      gradient.num_real_outputs, gradient.num_captures);
+}
 
 const Code& Function::code() {
   std::call_once(compiled_,

@@ -28,6 +28,17 @@ class Function;
 // after the whole If/Loop does), so intermediates live no longer than they must.
 // Registers of values read by a block's return and dead afterwards are moved, not
 // copied.
+//
+// A gradient (ir/autodiff's split: `f` returns its real outputs then the captures,
+// `df` takes the output gradients then the captures) compiles to one Code of two
+// stages over one register file: stage 0 is f's program, stage 1 df's, and df's
+// capture parameters are given the very registers of f's capture outputs, so the
+// handover costs nothing. Stage 0 returns only the real outputs (a register that is
+// also captured is copied out, not moved) and frees every other value at its last
+// use; the captures stay until stage 1 frees each at its own last use. Values that
+// are never used (unused inputs, dead outputs) are freed at once, so when stage 1
+// returns nothing but the constants is left. `retain_graph=True` clones the
+// InterpreterState before stage 1 (the clone shares the captured tensors).
 struct Instruction {
   enum class Kind : uint8_t {
     Op,             // kernel(inputs) -> outputs
@@ -64,43 +75,75 @@ class EagerSite;
 
 class Code {
  public:
-  // `eager`: top-level code, whose differentiable ops and calls record on the tape.
+  // One stage: `graph`'s program. `eager`: top-level code, whose differentiable ops
+  // and calls record on the tape (runtime/autograd).
   explicit Code(std::shared_ptr<const Graph> graph, bool eager = false);
+  // Two stages: stage 0 runs `f` and returns its real outputs; the captured values stay
+  // in their registers; stage 1 runs `df` on the output gradients with the captures read
+  // from those registers, and returns the input gradients.
+  Code(std::shared_ptr<const Graph> f, std::shared_ptr<const Graph> df, size_t num_real_outputs,
+       size_t num_captures);
 
-  const Graph& graph() const { return *graph_; }
+  // The graph of stage 0 (the whole program of a one-stage Code).
+  const Graph& graph() const { return *stages_[0].graph; }
+  const Graph& graph(size_t stage) const { return *stages_.at(stage).graph; }
+  size_t num_stages() const { return stages_.size(); }
+  // The name for dumps (stage 0's graph name).
+  const std::string& name() const { return graph().name(); }
   size_t num_registers() const { return num_registers_; }
   const std::vector<Instruction>& instructions() const { return instructions_; }
-  // The register program, for learners (`:code f`, `--dump=code`).
+  // The register program, for learners (`:code f`, `--dump=code`): a header per
+  // stage, each instruction with its registers (by value name) and what it frees.
   std::string dump() const;
 
  private:
   friend class InterpreterState;
   friend class CodeBuilder;
-  std::shared_ptr<const Graph> graph_;
+  // The instructions [begin, end) of one stage and its calling convention.
+  struct Stage {
+    std::shared_ptr<const Graph> graph;
+    uint32_t begin = 0;
+    uint32_t end = 0;
+    std::vector<uint32_t> input_registers;
+    std::vector<uint32_t> output_registers;
+    std::vector<bool> output_moves;  // whether the output register can be stolen
+    // Registers emptied once the stage has run (inputs it never reads).
+    std::vector<uint32_t> frees_at_end;
+  };
+  std::vector<Stage> stages_;
   std::vector<Instruction> instructions_;
   std::vector<uint32_t> indices_;  // register lists of all instructions
   std::vector<std::pair<uint32_t, IValue>> constants_;
-  std::vector<uint32_t> input_registers_;
-  std::vector<uint32_t> output_registers_;
-  std::vector<bool> output_moves_;  // whether the output register can be stolen
+  std::vector<uint32_t> capture_registers_;  // read by stage 1 (two-stage Code only)
   size_t num_registers_ = 0;
   std::vector<std::string> register_names_;  // for dump()
   bool eager_ = false;
   std::vector<std::shared_ptr<autograd::EagerSite>> eager_sites_;
 };
 
-// The registers of one run of a Code.
+// The registers of one run of a Code, which runs one stage at a time.
 class InterpreterState {
  public:
   explicit InterpreterState(const Code& code);
-  // Runs the whole program on `inputs` (consumed) and returns its outputs.
+  // A clone (for retain_graph): the same Code, registers sharing their values, the
+  // same next stage.
+  InterpreterState(const InterpreterState&) = default;
+  InterpreterState(InterpreterState&&) = default;
+  InterpreterState& operator=(const InterpreterState&) = delete;
+
+  // Runs the next stage on `inputs` (consumed), returns its outputs. A stage runs at
+  // most once per state: clone the state to run it again.
+  std::vector<IValue> run_stage(std::vector<IValue> inputs);
+  // Runs the whole program of a one-stage Code.
   std::vector<IValue> run(std::vector<IValue> inputs);
+  size_t next_stage() const { return next_stage_; }
 
  private:
-  void execute();
+  void execute(int32_t begin, int32_t end);
   [[noreturn]] void rethrow_with_location(const Instruction& inst);
   const Code& code_;
   std::vector<IValue> registers_;
+  size_t next_stage_ = 0;
 };
 
 // Set from a signal handler (Ctrl-C); the interpreter checks it at every loop back

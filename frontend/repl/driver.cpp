@@ -14,6 +14,7 @@
 
 #include "frontend/compilation_unit.h"
 #include "frontend/parser.h"
+#include "frontend/repl/code_view.h"
 #include "frontend/repl/repl.h"
 #include "ir/ir_parser.h"
 #include "ir/passes/pass_registry.h"
@@ -38,6 +39,8 @@ const char* kUsage =
     "  --dump=grad FILE run FILE quietly, then print the gradient graph of each function\n"
     "                   (forward with its captured values, then backward)\n"
     "  --dump=opt-grad FILE  the gradient graphs after the optimization pipeline\n"
+    "  --dump=code FILE the register program of each function and, for one with float\n"
+    "                   Tensor parameters, the two-stage program of its gradient\n"
     "  --format=dot     with --dump=grad or opt-grad: Graphviz DOT instead of IR text\n"
     "  --no-opt         run functions as written, without the optimization pipeline\n"
     "                   (for debugging the passes; also TSL_NO_OPT=1)\n"
@@ -66,7 +69,7 @@ std::string usage() {
 struct Options {
   std::string code;  // -c
   bool has_code = false;
-  std::string dump;                 // ast, ir, opt, grad, opt-grad
+  std::string dump;                 // ast, ir, opt, grad, opt-grad, code
   std::string format = "text";      // text, dot (for --dump=grad and opt-grad)
   std::string ir_file;              // --ir FILE.ir
   std::vector<std::string> passes;  // --passes=a,b
@@ -190,6 +193,16 @@ int dump_grad(CompilationUnit& unit, SourcePtr source, bool dot, GraphView view)
   });
 }
 
+// --dump=code: every function's Code, then its gradient's two-stage Code.
+int dump_code(CompilationUnit& unit, SourcePtr source) {
+  if (int status = run_quietly(unit, source); status != kExitOk) return status;
+  return run_guarded([&] {
+    for (const auto& [name, decl] : unit.functions()) {
+      std::cout << code_text(unit, *decl, decl->def->name_range, CodeView::Both) << "\n";
+    }
+  });
+}
+
 // `tsl --ir FILE.ir --passes=a,b`: parses every graph of the file, runs the passes on
 // each (verifying after each pass) and prints them as --dump=ir does.
 int run_ir_file(const Options& o) {
@@ -261,6 +274,7 @@ int run(const Options& o) {
   if (o.dump == "opt") return dump_ir(unit, source, GraphView::Optimized);
   if (o.dump == "grad") return dump_grad(unit, source, o.format == "dot", GraphView::AsWritten);
   if (o.dump == "opt-grad") return dump_grad(unit, source, o.format == "dot", GraphView::Optimized);
+  if (o.dump == "code") return dump_code(unit, source);
   install_sigint_handler();
   return run_guarded([&] { unit.run_source(source, false); });
 }
@@ -299,9 +313,9 @@ int run_command_line(const std::vector<std::string>& args) {
     } else if (a.starts_with("--dump=")) {
       o.dump = a.substr(7);
       if (o.dump != "ast" && o.dump != "ir" && o.dump != "opt" && o.dump != "grad" &&
-          o.dump != "opt-grad") {
-        std::cerr << "tsl: error: --dump takes ast, ir, opt, grad or opt-grad (the other views "
-                     "come with later features)\n";
+          o.dump != "opt-grad" && o.dump != "code") {
+        std::cerr << "tsl: error: --dump takes ast, ir, opt, grad, opt-grad or code (the other "
+                     "views come with later features)\n";
         return kExitCompileError;
       }
     } else if (a == "--no-opt") {

@@ -10,6 +10,7 @@
 #include "frontend/compilation_unit.h"
 #include "frontend/emitter.h"
 #include "frontend/parser.h"
+#include "frontend/repl/code_view.h"
 #include "ir/dot.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernels/output.h"
@@ -37,6 +38,9 @@ const char* kHelp =
     "                   :opt grad NAME its gradient graph optimized\n"
     "  :passes NAME     the pipeline pass by pass: the graph after each pass that\n"
     "                   changed it, lines marked - (gone) and + (new); also :passes grad NAME\n"
+    "  :code NAME       the register program NAME runs (registers, instructions, where\n"
+    "                   each value is freed); :code grad NAME the two-stage program of\n"
+    "                   its gradient (stage 0 forward, stage 1 backward)\n"
     "  :dot NAME        Graphviz DOT of NAME's graph; :dot grad NAME of its gradient\n"
     "                   graph (also written to NAME.svg when Graphviz's dot is installed)\n"
     "  :load FILE       run a script in this session\n"
@@ -141,6 +145,19 @@ void show_graph(CompilationUnit& unit, const std::string& what, const std::strin
   }
 }
 
+// :code f (the Code a call runs) and :code grad f (its gradient's two-stage Code).
+void show_code(CompilationUnit& unit, const std::string& rest, std::ostream& out,
+               std::ostream& err) {
+  bool grad = rest.rfind("grad ", 0) == 0;
+  FunctionDecl* decl = find_function_or_report(unit, grad ? trim(rest.substr(5)) : rest, err);
+  if (!decl) return;
+  try {
+    out << code_text(unit, *decl, {}, grad ? CodeView::Gradient : CodeView::Function);
+  } catch (const SourceError& e) {
+    err << e.render();
+  }
+}
+
 // Handles a line starting with ':'; returns false for :quit.
 bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& out,
                   std::ostream& err) {
@@ -186,7 +203,9 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
         err << "error: " << e.what() << "\n";
       }
     }
-  } else if (cmd == ":time" || cmd == ":profile" || cmd == ":code" || cmd == ":memplan") {
+  } else if (cmd == ":code") {
+    show_code(unit, rest, out, err);
+  } else if (cmd == ":time" || cmd == ":profile" || cmd == ":memplan") {
     err << cmd << " is not available in this build of TSL yet\n";
   } else {
     err << "unknown command " << cmd << " (try :help)\n";

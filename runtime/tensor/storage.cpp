@@ -111,9 +111,11 @@ Storage allocate_storage(size_t nbytes, Device device) {
   return allocator(nbytes, device);
 }
 
-size_t cpu_live_bytes() { return g_live_bytes.load(std::memory_order_relaxed); }
-size_t cpu_peak_bytes() { return g_peak_bytes.load(std::memory_order_relaxed); }
-void reset_cpu_peak_bytes() { g_peak_bytes.store(cpu_live_bytes(), std::memory_order_relaxed); }
+size_t live_storage_bytes() { return g_live_bytes.load(std::memory_order_relaxed); }
+size_t peak_live_storage_bytes() { return g_peak_bytes.load(std::memory_order_relaxed); }
+void reset_peak_live_storage_bytes() {
+  g_peak_bytes.store(live_storage_bytes(), std::memory_order_relaxed);
+}
 
 void set_device_allocator(DeviceType type, DeviceAllocator allocator) {
   g_allocators[static_cast<int>(type)] = allocator;

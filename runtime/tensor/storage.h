@@ -44,11 +44,19 @@ using Storage = IntrusivePtr<StorageImpl>;
 // "cannot allocate N bytes on DEVICE" when the memory is not there.
 Storage allocate_storage(size_t nbytes, Device device);
 
-// Bytes of CPU tensor storage alive now and at most since the last reset: tests use
-// them to check that values are freed at their last use and after backward.
-size_t cpu_live_bytes();
-size_t cpu_peak_bytes();
-void reset_cpu_peak_bytes();
+// Bytes held by live CPU storages (the allocator's cache of freed blocks is not
+// counted), now and at most since the last reset. Relaxed atomics, cheap enough for
+// every allocation: tests check with them that values die at their last use and
+// after backward, and the benchmarks report peak memory.
+size_t live_storage_bytes();
+size_t peak_live_storage_bytes();
+// Starts a new peak at the bytes live now.
+void reset_peak_live_storage_bytes();
+
+// The older names of the same counters.
+inline size_t cpu_live_bytes() { return live_storage_bytes(); }
+inline size_t cpu_peak_bytes() { return peak_live_storage_bytes(); }
+inline void reset_cpu_peak_bytes() { reset_peak_live_storage_bytes(); }
 
 // Hook for devices other than the CPU (the CUDA backend installs one).
 using DeviceAllocator = Storage (*)(size_t nbytes, Device device);
