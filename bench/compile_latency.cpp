@@ -31,7 +31,10 @@ double median(std::vector<double> v) {
 }
 
 struct Sample {
-  double parse_ms, runnable_ms, first_call_ms;
+  double parse_ms;       // parse_module alone (ANTLR, then the AST)
+  double define_ms;      // run_source of the def: parse + define
+  double runnable_ms;    // define + compile + optimize + Code build
+  double first_call_ms;  // runnable + the first call (its statement compiled and run)
 };
 
 // One cold compile of `text` (which defines `function`) in a fresh unit. The inputs
@@ -50,6 +53,7 @@ Sample measure_once(const std::string& path, const std::string& text, const std:
   s.parse_ms = ms_since(t0);
   t0 = Clock::now();
   unit.run_source(source, false);
+  s.define_ms = ms_since(t0);
   tsl::FunctionDecl* decl = unit.find_function(function);
   if (decl == nullptr) throw std::runtime_error("no function '" + function + "' in " + path);
   const tsl::FunctionDecl::Compiled& c = unit.compile_function(*decl, decl->def->name_range);
@@ -73,14 +77,16 @@ int run(int argc, char** argv) {
   std::stringstream ss;
   ss << in.rdbuf();
   int reps = std::max(1, std::atoi(argv[3]));
-  std::vector<double> parse, runnable, first_call;
+  std::vector<double> parse, define, runnable, first_call;
   for (int r = 0; r < reps; ++r) {
     Sample s = measure_once(argv[1], ss.str(), argv[2]);
     parse.push_back(s.parse_ms);
+    define.push_back(s.define_ms);
     runnable.push_back(s.runnable_ms);
     first_call.push_back(s.first_call_ms);
   }
   std::printf("parse_ms %.3f\n", median(parse));
+  std::printf("define_ms %.3f\n", median(define));
   std::printf("runnable_ms %.3f\n", median(runnable));
   std::printf("first_call_ms %.3f\n", median(first_call));
   std::printf("first_runnable_ms %.3f\n", runnable.front());
