@@ -206,7 +206,8 @@ class Suite:
         self.notes.append(f"compile: TSL {t1:.2f} ms = parse + define {tsl.get('define_ms'):.2f} "
                           f"ms (parse alone {tsl.get('parse_ms'):.2f}) + compile, optimize and "
                           f"build Code {t1 - tsl.get('define_ms'):.2f} ms (medians of {reps} "
-                          f"cold compiles in fresh units); "
+                          f"compiles in fresh units; the process's first "
+                          f"{tsl.get('first_runnable_ms'):.1f} ms); "
                           f"TorchScript: medians of {copies} fresh copies"
                           + (f", the first {script.get('first_script_ms'):.0f} ms"
                              if script else ""))
