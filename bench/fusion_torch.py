@@ -1,6 +1,8 @@
 # The fusion benchmark's expression in PyTorch eager and TorchScript (torch.jit.script),
 # forward and forward+backward (torch.autograd.grad of y.sum()), best of several runs,
-# on the same 4M float32 values as bench/fusion.tsl. Run by bench/fusion.sh.
+# on the same 4M float32 values as bench/fusion.tsl. Run by bench/fusion.sh (both) and
+# bench/suite.py (`--mode eager` or `--mode torchscript`: one per process).
+import argparse
 import time
 
 import torch
@@ -28,6 +30,9 @@ def forward_backward(fn, x, a, b):
 
 
 def main():
+    parser = argparse.ArgumentParser(description="the fusion benchmark in PyTorch")
+    parser.add_argument("--mode", choices=("eager", "torchscript"), help="only this one")
+    mode = parser.parse_args().mode
     n = 4 * 1024 * 1024
     torch.manual_seed(0)
     x = torch.randn(n)
@@ -35,6 +40,8 @@ def main():
     xg = x.clone().requires_grad_()
     scripted = torch.jit.script(f)
     for name, fn in (("eager", f), ("torchscript", scripted)):
+        if mode is not None and name != mode:
+            continue
         fwd = best_ms(lambda: fn(x, a, b))
         fwd_bwd = best_ms(lambda: forward_backward(fn, xg, a, b))
         print(f"{name} forward_ms {fwd:.3f}")

@@ -1,0 +1,110 @@
+// The TSL side of the compile-latency benchmark (issue 6): times a function's text
+// from parse to runnable (parse + define, then compile + optimize + Code build), and
+// its first call, in fresh CompilationUnits; prints the medians in ms.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "frontend/compilation_unit.h"
+#include "frontend/parser.h"
+#include "ir/source.h"
+#include "runtime/function.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct Sample {
+  double parse_ms;       // parse_module alone (ANTLR, then the AST), a second time
+  double define_ms;      // run_source of the def: parse + define
+  double runnable_ms;    // define + compile + optimize + Code build
+  double first_call_ms;  // runnable + the first call (its statement compiled and run)
+};
+
+// One cold compile of `text` (which defines `function`) in a fresh unit. The inputs
+// of the first call are made before the clock starts.
+Sample measure_once(const std::string& path, const std::string& text, const std::string& function) {
+  tsl::CompilationUnit unit;
+  unit.run_source(std::make_shared<tsl::Source>("<setup>",
+                                                "import torch\n"
+                                                "x = torch.randn(16, 16)\n"
+                                                "y = torch.randn(16, 16)\n"),
+                  false);
+  auto source = std::make_shared<tsl::Source>(path, text);
+  Sample s{};
+  auto t0 = Clock::now();
+  unit.run_source(source, false);
+  s.define_ms = ms_since(t0);
+  tsl::FunctionDecl* decl = unit.find_function(function);
+  if (decl == nullptr) throw std::runtime_error("no function '" + function + "' in " + path);
+  const tsl::FunctionDecl::Compiled& c = unit.compile_function(*decl, decl->def->name_range);
+  c.function->code();
+  s.runnable_ms = ms_since(t0);
+  unit.run_source(std::make_shared<tsl::Source>("<call>", "z = " + function + "(x, y)\n"), false);
+  s.first_call_ms = ms_since(t0);
+  // Parse alone, for the breakdown: after the rest, so that the timed define above
+  // paid for any first-parse costs.
+  t0 = Clock::now();
+  tsl::parse_module(source);
+  s.parse_ms = ms_since(t0);
+  return s;
+}
+
+int run(int argc, char** argv) {
+  if (argc != 4) {
+    std::cerr << "usage: compile_latency FILE.tsl FUNCTION REPS\n";
+    return 2;
+  }
+  std::ifstream in(argv[1], std::ios::binary);
+  if (!in) {
+    std::cerr << "compile_latency: cannot open " << argv[1] << "\n";
+    return 2;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  int reps = std::max(1, std::atoi(argv[3]));
+  std::vector<double> parse, define, runnable, first_call;
+  for (int r = 0; r < reps; ++r) {
+    Sample s = measure_once(argv[1], ss.str(), argv[2]);
+    parse.push_back(s.parse_ms);
+    define.push_back(s.define_ms);
+    runnable.push_back(s.runnable_ms);
+    first_call.push_back(s.first_call_ms);
+  }
+  std::printf("parse_ms %.3f\n", median(parse));
+  std::printf("define_ms %.3f\n", median(define));
+  std::printf("runnable_ms %.3f\n", median(runnable));
+  std::printf("first_call_ms %.3f\n", median(first_call));
+  std::printf("first_runnable_ms %.3f\n", runnable.front());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const tsl::SourceError& e) {
+    std::cerr << e.render();
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "compile_latency: " << e.what() << "\n";
+    return 1;
+  }
+}

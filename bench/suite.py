@@ -1,0 +1,385 @@
+# The benchmark suite of issue 6, run by bench/run: each benchmark in TSL, PyTorch
+# eager and TorchScript, each side in a process of its own (its peak RSS comes from
+# wait4), then one Markdown table with the ratios, the targets and the machine.
+# Timings on a shared machine vary: compare only numbers from one run.
+import argparse
+import datetime
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+PYTHON = "/usr/bin/python3"
+FUSION_BYTES = 2 * 4 * 1024 * 1024 * 4  # the fused chain reads x and writes y (float32)
+
+
+class Failure(Exception):
+    """A benchmark process failed: its command and what it printed."""
+
+
+# ---- Processes
+
+class Result:
+    """What one benchmark process printed ("key value" lines), its wall time and peak RSS."""
+
+    def __init__(self, text, wall_s, rss_mib):
+        self.text, self.wall_s, self.rss_mib = text, wall_s, rss_mib
+        self.values = {}
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) == 2:
+                self.values[parts[0]] = parts[1]
+            elif len(parts) == 3:  # "eager forward_ms 1.0" (fusion_torch.py)
+                self.values[parts[0] + "_" + parts[1]] = parts[2]
+
+    def get(self, key):
+        if key not in self.values:
+            raise Failure(f"no '{key}' in the output:\n{self.text}")
+        return float(self.values[key])
+
+
+def run(cmd, cwd=BENCH):
+    """Runs cmd; its stdout, wall time and peak RSS (ru_maxrss of this child alone)."""
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=cwd, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)  # so Popen does not wait again
+        out.seek(0)
+        err.seek(0)
+        text, errors = out.read().decode(), err.read().decode()
+    if proc.returncode != 0:
+        raise Failure(f"{' '.join(cmd)} exited with {proc.returncode}:\n{text}{errors}")
+    return Result(text, wall, usage.ru_maxrss / 1024)
+
+
+# ---- Table rows
+
+class Row:
+    """One line of the table; numbers are None where a side was not run."""
+
+    def __init__(self, name, unit, tsl, eager=None, script=None, fmt="{:.2f}",
+                 target="", verdict="", rss=(None, None, None)):
+        self.name, self.unit, self.fmt = name, unit, fmt
+        self.tsl, self.eager, self.script = tsl, eager, script
+        self.target, self.verdict, self.rss = target, verdict, rss
+
+    def cells(self):
+        def num(v):
+            return "—" if v is None else self.fmt.format(v)
+
+        def ratio(other):
+            return "—" if other is None or self.tsl is None else f"{self.tsl / other:.3g}"
+
+        rss = " / ".join("—" if m is None else f"{m:.0f}" for m in self.rss)
+        return [self.name, self.unit, num(self.tsl), num(self.eager), num(self.script),
+                ratio(self.eager), ratio(self.script), self.target, self.verdict, rss]
+
+
+def verdict(ok):
+    return "—" if ok is None else ("met" if ok else "**missed**")
+
+
+def rss_of(*results):
+    return tuple(None if r is None else r.rss_mib for r in results)
+
+
+# ---- The benchmarks
+
+class Suite:
+    def __init__(self, args):
+        self.args = args
+        self.quick = ["--quick"] if args.quick else []
+        self.torch = not args.tsl_only
+        self.rows, self.notes, self.mismatches = [], [], []
+
+    def tsl(self, *argv):
+        return run([self.args.tsl, "--threads", str(self.args.threads), *argv])
+
+    def torch_run(self, script, *argv):
+        return run([PYTHON, os.path.join(BENCH, script), *argv])
+
+    def both_modes(self, script, *argv):
+        """The PyTorch eager and TorchScript results of script, or (None, None)."""
+        if not self.torch:
+            return None, None
+        return (self.torch_run(script, "--mode", "eager", *self.quick, *argv),
+                self.torch_run(script, "--mode", "torchscript", *self.quick, *argv))
+
+    def dispatch(self):
+        def ns(result):
+            found = re.search(r"([0-9.]+) ns per op", result.text)
+            if found is None:
+                raise Failure(f"no 'ns per op' in the output:\n{result.text}")
+            return float(found.group(1))
+
+        tsl = self.tsl(os.path.join(BENCH, "dispatch.tsl"))
+        no_opt = self.tsl("--no-opt", os.path.join(BENCH, "dispatch.tsl"))
+        eager = script = None
+        if self.torch:
+            script = self.torch_run("dispatch.tsl")
+            eager_src = open(os.path.join(BENCH, "dispatch.tsl")).read().replace(
+                "@torch.jit.script\n", "")
+            with tempfile.NamedTemporaryFile("w", suffix=".py") as f:
+                f.write(eager_src)
+                f.flush()
+                eager = run([PYTHON, f.name])
+        e, s = (ns(eager), ns(script)) if self.torch else (None, None)
+        for name, r in (("1. dispatch (fused)", tsl), ("1. dispatch (`--no-opt`)", no_opt)):
+            ok = None if s is None else ns(r) <= s / 5
+            self.rows.append(Row(name, "ns/op", ns(r), e, s, fmt="{:.0f}",
+                                 target="≤ 1/5 TorchScript", verdict=verdict(ok),
+                                 rss=rss_of(r, eager, script)))
+        self.notes.append("dispatch: the fused row is what a TSL user gets (the loop body is one "
+                          "FusionGroup); `--no-opt` measures the interpreter's per-op dispatch.")
+
+    def mlp(self):
+        tsl = self.tsl(os.path.join(BENCH, "mlp.tsl"), *self.quick)
+        eager, script = self.both_modes("mlp_torch.py")
+        self.check_agree("MLP loss", tsl, [eager, script], ["steps", "loss"], rtol=1e-3)
+        self.add_timed("2. MLP training step", "ms/step", "ms_per_step", tsl, eager, script)
+        self.notes.append(f"MLP: loss after {tsl.values['steps']} steps: TSL {tsl.values['loss']}"
+                          + (f", eager {eager.values['loss']}, TorchScript "
+                             f"{script.values['loss']}" if eager else ""))
+
+    def fusion(self):
+        tsl = self.tsl(os.path.join(BENCH, "fusion.tsl"))
+        eager = script = None
+        if self.torch:
+            eager = self.torch_run("fusion_torch.py", "--mode", "eager")
+            script = self.torch_run("fusion_torch.py", "--mode", "torchscript")
+
+        def fwd(r, prefix):
+            return None if r is None else r.get(prefix + "forward_ms")
+
+        def fb(r, prefix):
+            return None if r is None else r.get(prefix + "forward_backward_ms")
+
+        def gbs(ms):
+            return None if ms is None else FUSION_BYTES / (ms / 1000) / 1e9
+
+        t, e, s = fwd(tsl, ""), fwd(eager, "eager_"), fwd(script, "torchscript_")
+        ok = None if e is None else t <= e / 2
+        self.rows.append(Row("3. fused chain 4M, forward", "ms", t, e, s,
+                             target="≤ eager/2 (issue 5)", verdict=verdict(ok),
+                             rss=rss_of(tsl, eager, script)))
+        self.rows.append(Row("3. fused chain 4M, forward", "GB/s", gbs(t), gbs(e), gbs(s),
+                             fmt="{:.1f}"))
+        self.rows.append(Row("3. fused chain 4M, fwd+bwd", "ms", fb(tsl, ""), fb(eager, "eager_"),
+                             fb(script, "torchscript_")))
+
+    def rnn(self):
+        tsl = self.tsl(os.path.join(BENCH, "rnn.tsl"), *self.quick)
+        eager, script = self.both_modes("rnn_torch.py")
+        self.check_agree("RNN loss and gradient", tsl, [eager, script], ["loss", "grad_norm"],
+                         rtol=1e-3)
+        self.add_timed("4. tanh RNN fwd+bwd", "ms", "ms_per_run", tsl, eager, script)
+
+    def compile_latency(self):
+        reps, copies = (3, 2) if self.args.quick else (20, 10)
+        with tempfile.TemporaryDirectory() as tmp:
+            tsl_file, py_file = os.path.join(tmp, "big.tsl"), os.path.join(tmp, "big.py")
+            run([PYTHON, os.path.join(BENCH, "gen_compile.py"), "--tsl", tsl_file, "--py",
+                 py_file, "--copies", str(copies)])
+            tsl = run([os.path.join(self.args.bin_dir, "compile_latency"), tsl_file, "big0",
+                       str(reps)])
+            script = self.torch_run("compile_torch.py", py_file, "--copies", str(copies)) \
+                if self.torch else None
+        s1 = None if script is None else script.get("script_ms")
+        s2 = None if script is None else script.get("script_first_call_ms")
+        t1, t2 = tsl.get("runnable_ms"), tsl.get("first_call_ms")
+        self.rows.append(Row("5. compile 300 lines → runnable", "ms", t1, None, s1,
+                             target="≤ 1/10 torch.jit.script",
+                             verdict=verdict(None if s1 is None else t1 <= s1 / 10),
+                             rss=rss_of(tsl, None, script)))
+        self.rows.append(Row("5. compile 300 lines + first call", "ms", t2, None, s2,
+                             target="≤ 1/10 script + call",
+                             verdict=verdict(None if s2 is None else t2 <= s2 / 10)))
+        self.notes.append(f"compile: TSL {t1:.2f} ms = parse + define {tsl.get('define_ms'):.2f} "
+                          f"ms (parse alone {tsl.get('parse_ms'):.2f}) + compile, optimize and "
+                          f"build Code {t1 - tsl.get('define_ms'):.2f} ms (medians of {reps} "
+                          f"compiles in fresh units; the process's first "
+                          f"{tsl.get('first_runnable_ms'):.1f} ms); "
+                          f"TorchScript: medians of {copies} fresh copies"
+                          + (f", the first {script.get('first_script_ms'):.0f} ms"
+                             if script else ""))
+
+    def startup(self):
+        n_tsl, n_py = (3, 2) if self.args.quick else (20, 10)
+        tsl = [self.tsl("-c", "print(1)") for _ in range(n_tsl)]
+        t = statistics.median(r.wall_s for r in tsl) * 1000
+        e = plain = None
+        eager = []
+        if self.torch:
+            eager = [run([PYTHON, "-c", "import torch; print(1)"]) for _ in range(n_py)]
+            plain_runs = [run([PYTHON, "-c", "print(1)"]) for _ in range(n_py)]
+            e = statistics.median(r.wall_s for r in eager) * 1000
+            plain = statistics.median(r.wall_s for r in plain_runs) * 1000
+        self.rows.append(Row("6. start to first result", "ms", t, e, None, fmt="{:.1f}",
+                             target="< 50 ms", verdict=verdict(t < 50),
+                             rss=(max(r.rss_mib for r in tsl),
+                                  max(r.rss_mib for r in eager) if eager else None, None)))
+        self.notes.append(f"start-up: median of {n_tsl} `tsl -c \"print(1)\"` against "
+                          f"`python3 -c \"import torch; print(1)\"` (eager column)"
+                          + (f"; python3 without torch {plain:.1f} ms" if plain else ""))
+
+    def gemm(self):
+        runs = "3" if self.args.quick else "20"
+        tsl = self.tsl(os.path.join(BENCH, "gemm.tsl"), *self.quick)
+        eager, script = self.both_modes("gemm_torch.py")
+        eigen = run([os.path.join(self.args.bin_dir, "gemm_peak"), runs])
+        peak, how = theoretical_peak()
+        g = tsl.get("gflops")
+        measured = max([eigen.get("eigen_gflops")] +
+                       [r.get("gflops") for r in (eager, script) if r is not None])
+        self.rows.append(Row("7. GEMM 1024³ float32", "GFLOP/s", g,
+                             None if eager is None else eager.get("gflops"),
+                             None if script is None else script.get("gflops"), fmt="{:.1f}",
+                             target="vs peak", verdict=f"{g / measured:.0%} of measured, "
+                             f"{g / peak:.0%} of theoretical",
+                             rss=rss_of(tsl, eager, script)))
+        self.notes.append(f"GEMM peak: measured {measured:.1f} GFLOP/s (the best of Eigen "
+                          f"alone and PyTorch); Eigen alone {eigen.get('eigen_gflops'):.1f} "
+                          f"GFLOP/s, best "
+                          f"on {eigen.values['eigen_threads']} thread(s) (bench/gemm_peak.cpp); "
+                          f"theoretical {peak:.0f} GFLOP/s ({how})")
+
+    # ---- Helpers
+
+    def add_timed(self, name, unit, key, tsl, eager, script):
+        """A row whose target is issue 6's "at least as fast as PyTorch eager"."""
+        t = tsl.get(key)
+        e = None if eager is None else eager.get(key)
+        s = None if script is None else script.get(key)
+        ok = None if e is None else t <= e
+        self.rows.append(Row(name, unit, t, e, s, target="≤ eager", verdict=verdict(ok),
+                             rss=rss_of(tsl, eager, script)))
+
+    def check_agree(self, what, tsl, others, keys, rtol):
+        for other in others:
+            if other is None:
+                continue
+            for key in keys:
+                a, b = tsl.get(key), other.get(key)
+                if abs(a - b) > rtol * max(abs(a), abs(b), 1e-12):
+                    self.mismatches.append(f"{what}: {key} TSL {a} vs PyTorch {b}")
+
+
+# ---- The machine
+
+def cpu_model():
+    """The model name, with family and model numbers (a VM often shows only "AMD EPYC")."""
+    fields = {}
+    try:
+        for line in open("/proc/cpuinfo"):
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return platform.processor() or "unknown CPU"
+    return (f"{fields.get('model name', 'unknown CPU')} (family {fields.get('cpu family', '?')}, "
+            f"model {fields.get('model', '?')})")
+
+
+def cpu_flags_and_mhz():
+    flags, mhz = set(), None
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("flags") and not flags:
+                flags = set(line.split(":", 1)[1].split())
+            if line.startswith("cpu MHz") and mhz is None:
+                mhz = float(line.split(":", 1)[1])
+    except OSError:
+        pass
+    return flags, mhz or 0.0
+
+
+def theoretical_peak():
+    """float32 FMA peak of all cores: lanes x 2 FMA units x 2 flops x clock (assumed)."""
+    flags, mhz = cpu_flags_and_mhz()
+    lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags else 4
+    cores = os.cpu_count() or 1
+    peak = cores * lanes * 2 * 2 * mhz / 1000
+    isa = "AVX-512" if lanes == 16 else "AVX2" if lanes == 8 else "SSE"
+    return peak, (f"{cores} cores x {lanes} {isa} lanes x 2 FMA units x 2 flops x "
+                  f"{mhz / 1000:.2f} GHz nominal; a VM hides the boost clock")
+
+
+def torch_version():
+    """PyTorch's version and the BLAS library it loaded (Debian's build calls libblas.so.3)."""
+    code = ("import torch, os\n"
+            "blas = sorted({os.path.realpath(l.split()[-1]) for l in open('/proc/self/maps')\n"
+            "               if 'blas' in l.split()[-1]})\n"
+            "print(torch.__version__, '/'.join(blas[0].split('/')[-2:]) if blas else 'none')\n")
+    try:
+        out = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True,
+                             check=True).stdout.split()
+        return f"PyTorch {out[0]} on {out[1]}"
+    except (subprocess.CalledProcessError, IndexError):
+        return "PyTorch not installed"
+
+
+# ---- Output
+
+def print_table(suite, started, load_before):
+    header = ["benchmark", "unit", "TSL", "eager", "TorchScript", "TSL/eager", "TSL/TorchScript",
+              "target", "result", "peak RSS MiB (TSL / eager / TS)"]
+    print(f"Machine: {cpu_model()}, {os.cpu_count()} cores, {platform.system()} "
+          f"{platform.release()}; {torch_version() if suite.torch else 'TSL only'}")
+    print(f"Run: {started:%Y-%m-%d %H:%M} UTC, {suite.args.threads} thread(s) for TSL and "
+          f"PyTorch{', --quick' if suite.args.quick else ''}; "
+          f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in suite.rows:
+        print("| " + " | ".join(row.cells()) + " |")
+    print()
+    print("Lower is better except GB/s and GFLOP/s. Ratios are TSL divided by the other side.")
+    for note in suite.notes:
+        print(f"- {note}")
+    for m in suite.mismatches:
+        print(f"- **MISMATCH** {m}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description="TSL's benchmark suite against PyTorch")
+    parser.add_argument("--tsl", required=True, help="the tsl binary")
+    parser.add_argument("--bin-dir", required=True, help="where compile_latency and gemm_peak are")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
+    parser.add_argument("--tsl-only", action="store_true", help="skip PyTorch")
+    parser.add_argument("--torch-lib-dir", help="a folder searched first for PyTorch's "
+                        "libblas.so.3 (bench/run's OpenBLAS; TSL links no BLAS)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                        help="threads for TSL, PyTorch and Eigen alike (default: all cores)")
+    args = parser.parse_args()
+    # PyTorch (OpenMP, OpenBLAS) and gemm_peak (OpenMP) read these; TSL gets --threads.
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = str(args.threads)
+    if args.torch_lib_dir:
+        paths = [args.torch_lib_dir] + os.environ.get("LD_LIBRARY_PATH", "").split(":")
+        os.environ["LD_LIBRARY_PATH"] = ":".join(p for p in paths if p)
+    args.tsl, args.bin_dir = os.path.abspath(args.tsl), os.path.abspath(args.bin_dir)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    load_before = os.getloadavg()[0]
+    suite = Suite(args)
+    steps = [suite.dispatch, suite.mlp, suite.fusion, suite.rnn, suite.compile_latency,
+             suite.startup, suite.gemm]
+    try:
+        for step in steps:
+            print(f"running {step.__name__} ...", file=sys.stderr, flush=True)
+            step()
+    except Failure as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 1
+    print_table(suite, started, load_before)
+    return 1 if suite.mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
