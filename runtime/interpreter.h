@@ -91,6 +91,8 @@ class Code {
   // The name for dumps (stage 0's graph name).
   const std::string& name() const { return graph().name(); }
   size_t num_registers() const { return num_registers_; }
+  // The values stage 0 keeps for stage 1 (two-stage Code only).
+  size_t num_captures() const { return capture_registers_.size(); }
   const std::vector<Instruction>& instructions() const { return instructions_; }
   // The register program, for learners (`:code f`, `--dump=code`): a header per
   // stage, each instruction with its registers (by value name) and what it frees.
@@ -137,6 +139,9 @@ class InterpreterState {
   // Runs the whole program of a one-stage Code.
   std::vector<IValue> run(std::vector<IValue> inputs);
   size_t next_stage() const { return next_stage_; }
+  // Captured value k between the stages of a two-stage Code (the eager tape checks
+  // and slims what a node keeps).
+  IValue& capture(size_t k) { return registers_[code_.capture_registers_.at(k)]; }
 
  private:
   void execute(int32_t begin, int32_t end);

@@ -164,8 +164,7 @@ class GraphTask {
     }
     if (!runs(n)) return;
     if (t_trace) t_trace->executed.push_back(n);
-    std::vector<Tensor> outputs = n->apply(std::move(grads));
-    if (!options_.retain_graph) n->release_variables();
+    std::vector<Tensor> outputs = n->apply_and_release(std::move(grads), !options_.retain_graph);
     const std::vector<Edge>& edges = n->next_edges();
     for (size_t i = 0; i < edges.size(); ++i) {
       Node* child = edges[i].function.get();

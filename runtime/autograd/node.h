@@ -52,6 +52,14 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual std::string name() const = 0;
   // Drops the values saved for apply() (after a backward without retain_graph).
   virtual void release_variables() {}
+  // apply(), then release_variables() when `release`: what the engine calls, so a node
+  // that can compute in place of its saved values (a staged Code's stage 1) need not
+  // copy them first.
+  virtual std::vector<Tensor> apply_and_release(std::vector<Tensor> grads, bool release) {
+    std::vector<Tensor> out = apply(std::move(grads));
+    if (release) release_variables();
+    return out;
+  }
   // How many gradients apply() takes (the forward op's differentiable outputs).
   virtual uint32_t num_inputs() const = 0;
 

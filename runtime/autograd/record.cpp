@@ -2,6 +2,7 @@
 #include "runtime/autograd/record.h"
 
 #include <cctype>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -15,11 +16,12 @@
 namespace tsl::autograd {
 
 struct CompiledGradient {
-  IntrusivePtr<Function> forward;   // f: inputs -> real outputs, then saved values
-  IntrusivePtr<Function> backward;  // df: output gradients, saved values -> input gradients
-  std::vector<size_t> wrt;          // flattened inputs that get gradients (df's outputs)
-  std::vector<size_t> seeded;       // f's outputs that take gradients (df's first inputs)
-  size_t num_outputs = 0;           // f's real outputs
+  // Stage 0: inputs -> real outputs (the saved values stay in registers); stage 1:
+  // output gradients -> input gradients.
+  std::shared_ptr<const Code> code;
+  std::vector<size_t> wrt;     // flattened inputs that get gradients (df's outputs)
+  std::vector<size_t> seeded;  // f's outputs that take gradients (df's first inputs)
+  size_t num_outputs = 0;      // f's real outputs
   // Per saved value: df reads only its metadata (size, dtype, ...), as rules do to sum
   // a gradient back to an input's shape. The node then keeps a stand-in with that
   // metadata and no data (PyTorch saves only the sizes), so the tensor is freed and
@@ -183,80 +185,6 @@ std::string node_name(const tsl::Node& node) {
 
 // ---- The tape node of a recorded op or call ------------------------------------------
 
-struct SavedVersion {
-  Tensor tensor;  // only while saved
-  uint32_t version;
-};
-
-class GraphNode : public Node {
- public:
-  GraphNode(std::shared_ptr<const CompiledGradient> gradient, std::vector<IValue> saved,
-            SourceRange range)
-      : Node(next_sequence_nr()),
-        gradient_(std::move(gradient)),
-        saved_(std::move(saved)),
-        range_(std::move(range)) {
-    for (const IValue& v : saved_) {
-      if (v.is_tensor() && v.tensor_impl())
-        versions_.push_back({v.to_tensor(), v.tensor_impl()->storage()->version()});
-    }
-  }
-
-  std::vector<Tensor> apply(std::vector<Tensor> grads) override {
-    // Plain errors: the interpreter reports them at the backward() call.
-    TSL_CHECK(!released_,
-              "Trying to backward through the graph a second time (or directly access saved "
-              "tensors after they have already been freed). Saved intermediate values of the "
-              "graph are freed when you call .backward(). Specify retain_graph=True if you need "
-              "to backward through the graph a second time (the node ",
-              name(), where(), " was freed)");
-    check_versions();
-    std::vector<IValue> ins;
-    ins.reserve(grads.size() + saved_.size());
-    for (Tensor& g : grads) ins.emplace_back(std::move(g));
-    ins.insert(ins.end(), saved_.begin(), saved_.end());
-    std::vector<IValue> outs = gradient_->backward->run(std::move(ins));
-    std::vector<Tensor> result;
-    result.reserve(outs.size());
-    for (IValue& o : outs) result.push_back(o.is_tensor() ? o.to_tensor() : Tensor());
-    return result;
-  }
-
-  std::string name() const override { return gradient_->name; }
-  uint32_t num_inputs() const override { return static_cast<uint32_t>(gradient_->seeded.size()); }
-  void release_variables() override {
-    saved_.clear();
-    versions_.clear();
-    released_ = true;
-  }
-
- private:
-  void check_versions() const {
-    for (const SavedVersion& s : versions_) {
-      uint32_t now = s.tensor.storage()->version();
-      if (now == s.version) continue;
-      TSL_ERROR(
-          "one of the variables needed for gradient computation has been modified by "
-          "an inplace operation: [",
-          dtype_name(s.tensor.dtype()), " ", shape_str(s.tensor.sizes()), "], saved by ", name(),
-          where(), ", is at version ", now, "; expected version ", s.version, " instead");
-    }
-  }
-
-  // " (line 7)": where the forward op was, for messages.
-  std::string where() const {
-    return range_.valid() ? " (line " + std::to_string(range_.line) + ")" : "";
-  }
-
-  std::shared_ptr<const CompiledGradient> gradient_;
-  std::vector<IValue> saved_;
-  std::vector<SavedVersion> versions_;
-  SourceRange range_;
-  bool released_ = false;
-};
-
-// ---- Compiling and running --------------------------------------------------------------
-
 bool reads_only_metadata(const Value* v) {
   for (const Use& u : v->uses()) {
     switch (u.user->op()) {
@@ -286,6 +214,94 @@ Tensor metadata_stand_in(const Tensor& t) {
   return cell.as_strided(t.sizes(), zeros, 0);
 }
 
+struct SavedVersion {
+  Tensor tensor;  // only while saved
+  uint32_t version;
+};
+
+class GraphNode : public Node {
+ public:
+  // `state` has run stage 0 of gradient's Code.
+  GraphNode(std::shared_ptr<const CompiledGradient> gradient, InterpreterState state,
+            SourceRange range)
+      : Node(next_sequence_nr()), gradient_(std::move(gradient)), range_(std::move(range)) {
+    state_.emplace(std::move(state));
+    for (size_t k = 0; k < gradient_->code->num_captures(); ++k) {
+      IValue& v = state_->capture(k);
+      if (!v.is_tensor() || !v.tensor_impl()) continue;
+      if (gradient_->metadata_only[k]) {
+        v = IValue(metadata_stand_in(v.to_tensor()));
+      } else {
+        versions_.push_back({v.to_tensor(), v.tensor_impl()->storage()->version()});
+      }
+    }
+  }
+
+  std::vector<Tensor> apply(std::vector<Tensor> grads) override {
+    return apply_and_release(std::move(grads), false);
+  }
+
+  // Runs stage 1 on the node's own registers when they are released afterwards, on a
+  // clone of them otherwise (retain_graph).
+  std::vector<Tensor> apply_and_release(std::vector<Tensor> grads, bool release) override {
+    // Plain errors: the interpreter reports them at the backward() call.
+    TSL_CHECK(state_.has_value(),
+              "Trying to backward through the graph a second time (or directly access saved "
+              "tensors after they have already been freed). Saved intermediate values of the "
+              "graph are freed when you call .backward(). Specify retain_graph=True if you need "
+              "to backward through the graph a second time (the node ",
+              name(), where(), " was freed)");
+    check_versions();
+    std::vector<IValue> ins;
+    ins.reserve(grads.size());
+    for (Tensor& g : grads) ins.emplace_back(std::move(g));
+    std::vector<IValue> outs;
+    if (release) {
+      outs = state_->run_stage(std::move(ins));
+      release_variables();
+    } else {
+      InterpreterState copy(*state_);
+      outs = copy.run_stage(std::move(ins));
+    }
+    std::vector<Tensor> result;
+    result.reserve(outs.size());
+    for (IValue& o : outs) result.push_back(o.is_tensor() ? o.to_tensor() : Tensor());
+    return result;
+  }
+
+  std::string name() const override { return gradient_->name; }
+  uint32_t num_inputs() const override { return static_cast<uint32_t>(gradient_->seeded.size()); }
+  void release_variables() override {
+    state_.reset();
+    versions_.clear();
+  }
+
+ private:
+  void check_versions() const {
+    for (const SavedVersion& s : versions_) {
+      uint32_t now = s.tensor.storage()->version();
+      if (now == s.version) continue;
+      TSL_ERROR(
+          "one of the variables needed for gradient computation has been modified by "
+          "an inplace operation: [",
+          dtype_name(s.tensor.dtype()), " ", shape_str(s.tensor.sizes()), "], saved by ", name(),
+          where(), ", is at version ", now, "; expected version ", s.version, " instead");
+    }
+  }
+
+  // " (line 7)": where the forward op was, for messages.
+  std::string where() const {
+    return range_.valid() ? " (line " + std::to_string(range_.line) + ")" : "";
+  }
+
+  std::shared_ptr<const CompiledGradient> gradient_;  // owns the Code state_ runs
+  std::optional<InterpreterState> state_;             // empty once released
+  std::vector<SavedVersion> versions_;
+  SourceRange range_;
+};
+
+// ---- Compiling and running --------------------------------------------------------------
+
 std::shared_ptr<CompiledGradient> compile(std::shared_ptr<Graph> g, const std::vector<size_t>& wrt,
                                           std::string name, const std::string& function_name) {
   autodiff::JointOptions options;
@@ -295,8 +311,6 @@ std::shared_ptr<CompiledGradient> compile(std::shared_ptr<Graph> g, const std::v
   gradient.f->set_name(name + ".forward");
   gradient.df->set_name(name);
   auto c = std::make_shared<CompiledGradient>();
-  c->forward = IntrusivePtr<Function>(new Function(name + ".forward", gradient.f));
-  c->backward = IntrusivePtr<Function>(new Function(name, gradient.df));
   c->wrt = wrt;
   c->seeded = joint.seeded_outputs;
   c->num_outputs = gradient.num_real_outputs;
@@ -305,6 +319,7 @@ std::shared_ptr<CompiledGradient> compile(std::shared_ptr<Graph> g, const std::v
     const Value* in = gradient.df->inputs()[first_capture + k];
     c->metadata_only.push_back(in->type()->is_tensor() && reads_only_metadata(in));
   }
+  c->code = compile_gradient(gradient);
   c->name = std::move(name);
   return c;
 }
@@ -322,14 +337,9 @@ Tensor fresh_output(const Tensor& t, const FlatInputs& flat) {
 std::vector<IValue> run_recorded(const CompiledGradient& g,
                                  std::shared_ptr<const CompiledGradient> keep, FlatInputs& flat,
                                  const SourceRange& range) {
-  std::vector<IValue> outs = g.forward->run(flat.values);
-  std::vector<IValue> saved(outs.begin() + static_cast<std::ptrdiff_t>(g.num_outputs), outs.end());
-  outs.resize(g.num_outputs);
-  for (size_t k = 0; k < saved.size(); ++k) {
-    if (g.metadata_only[k] && saved[k].is_tensor() && saved[k].tensor_impl())
-      saved[k] = IValue(metadata_stand_in(saved[k].to_tensor()));
-  }
-  auto node = std::make_shared<GraphNode>(std::move(keep), std::move(saved), range);
+  InterpreterState state(*g.code);
+  std::vector<IValue> outs = state.run_stage(flat.values);
+  auto node = std::make_shared<GraphNode>(std::move(keep), std::move(state), range);
   std::vector<Edge> edges;
   edges.reserve(g.wrt.size());
   for (size_t i : g.wrt) edges.push_back(gradient_edge(flat.values[i].to_tensor()));
