@@ -54,11 +54,17 @@ class Function : public ObjectImpl {
   // Top-level code: its ops record on the eager tape (see runtime/autograd). Set
   // before the first run.
   void set_eager(bool eager) { eager_ = eager; }
+  // The executor's cache for calls on the eager tape: this function differentiated
+  // and compiled (to a two-stage Code) once per pattern of input dtypes, list lengths
+  // and inputs that require grad (runtime/autograd/record.h). A redefinition makes a
+  // new Function, so stale entries die with the old one.
+  autograd::EagerSite& gradient_cache();
 
  private:
   std::string name_;
   std::shared_ptr<Graph> graph_;
   bool eager_ = false;
+  std::shared_ptr<autograd::EagerSite> gradient_cache_;
   std::unique_ptr<Code> code_;
   std::once_flag compiled_;
 };

@@ -403,8 +403,10 @@ class CodeBuilder {
       if (!inst.fn) inst.fn = lookup_kernel(DeviceType::CPU, n->op()).fn;
       TSL_INTERNAL_ASSERT(inst.fn != nullptr, "no CPU kernel for ", n->info().name);
     }
-    if (code_.eager_ && (inst.kind == Instruction::Kind::Call || n->op() == OpId::FusionGroup ||
-                         autodiff::derivative_rule(n->op()))) {
+    if (code_.eager_ && inst.kind == Instruction::Kind::Call) {
+      inst.record = true;  // cached per callee (Function::gradient_cache)
+    } else if (code_.eager_ &&
+               (n->op() == OpId::FusionGroup || autodiff::derivative_rule(n->op()))) {
       inst.record = true;
       inst.site = static_cast<uint32_t>(code_.eager_sites_.size());
       code_.eager_sites_.push_back(std::make_shared<autograd::EagerSite>());
@@ -822,7 +824,7 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
                             inst.num_outputs);
             if (autograd::needs_recording(args)) {
               try {
-                autograd::record_call(*inst.callee, *inst.node, *code_.eager_sites_[inst.site],
+                autograd::record_call(*inst.callee, *inst.node, inst.callee->gradient_cache(),
                                       args);
               } catch (SourceError& e) {
                 e.push_frame({code_.graph().name(), inst.node->range()});
@@ -913,6 +915,11 @@ const Code& Function::code() {
   std::call_once(compiled_,
                  [&] { code_ = std::make_unique<Code>(graph_to_compile(graph_, eager_), eager_); });
   return *code_;
+}
+
+autograd::EagerSite& Function::gradient_cache() {
+  if (!gradient_cache_) gradient_cache_ = std::make_shared<autograd::EagerSite>();
+  return *gradient_cache_;
 }
 
 std::vector<IValue> Function::run(std::vector<IValue> inputs) {
