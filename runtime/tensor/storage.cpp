@@ -42,7 +42,53 @@ BlockCache& block_cache() {
   return *cache;
 }
 
+// Freed blocks of up to kSmallMaxBytes, per thread and per size (in steps of the
+// alignment): small ops (the dispatch benchmark's 64-element tensors) allocate and
+// free one result per op, and aligned_alloc + free of small chunks costs glibc about
+// as much as the op's math (memalign, consolidation of fast bins). Off under the
+// sanitizers, which must see every block freed.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kSmallMaxBytes = 0;
+#else
+constexpr size_t kSmallMaxBytes = 4096;
+#endif
+constexpr size_t kSmallClasses = 4096 / kAlignment;
+constexpr size_t kSmallPerClass = 16;
+
+struct SmallCache {
+  void* blocks[kSmallClasses][kSmallPerClass];
+  uint8_t count[kSmallClasses] = {};
+  ~SmallCache();
+};
+
+thread_local SmallCache t_small;
+// Set when this thread's cache is gone (a tensor freed during thread exit after it).
+thread_local bool t_small_gone = false;
+
+SmallCache::~SmallCache() {
+  for (size_t c = 0; c < kSmallClasses; ++c) {
+    for (uint8_t i = 0; i < count[c]; ++i) std::free(blocks[c][i]);
+  }
+  t_small_gone = true;
+}
+
+void* take_small(size_t padded) {
+  if (padded > kSmallMaxBytes || t_small_gone) return nullptr;
+  size_t c = padded / kAlignment - 1;
+  if (t_small.count[c] == 0) return nullptr;
+  return t_small.blocks[c][--t_small.count[c]];
+}
+
+bool keep_small(void* data, size_t padded) {
+  if (padded > kSmallMaxBytes || t_small_gone) return false;
+  size_t c = padded / kAlignment - 1;
+  if (t_small.count[c] == kSmallPerClass) return false;
+  t_small.blocks[c][t_small.count[c]++] = data;
+  return true;
+}
+
 void* take_cached(size_t padded) {
+  if (padded <= kSmallMaxBytes) return take_small(padded);
   if (padded < kCacheMinBytes) return nullptr;
   BlockCache& c = block_cache();
   std::lock_guard<std::mutex> lock(c.mutex);
@@ -64,6 +110,7 @@ void release_cached() {
 }
 
 bool keep_cached(void* data, size_t padded) {
+  if (padded <= kSmallMaxBytes) return keep_small(data, padded);
   if (padded < kCacheMinBytes) return false;
   BlockCache& c = block_cache();
   std::lock_guard<std::mutex> lock(c.mutex);
