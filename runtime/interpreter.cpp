@@ -890,7 +890,11 @@ std::shared_ptr<const Graph> graph_to_compile(const std::shared_ptr<Graph>& grap
   if (!optimization_enabled()) return graph;
   if (eager && switches_grad_mode(graph->block())) return graph;
   std::shared_ptr<Graph> copy = graph->clone();
-  optimize(*copy);
+  if (eager) {
+    optimize_eager(*copy);
+  } else {
+    optimize(*copy);
+  }
   fuse_elementwise(*copy);
   verify(*copy);
   return copy;

@@ -22,14 +22,10 @@ struct PipelineStep {
 // specialize-undefined decides AnyDefined tests before constant folding picks the
 // branches; propagate-shapes runs after simplify, whose `to(x, d)` rule it extends.
 constexpr PipelineStep kPipeline[] = {
-    {"canonicalize", canonicalize},
-    {"specialize-undefined", specialize_undefined},
-    {"constant-fold", fold_constants},
-    {"simplify", simplify_arithmetic},
-    {"propagate-shapes", propagate_shapes},
-    {"cse", eliminate_common_subexpressions},
-    {"licm", hoist_loop_invariants},
-    {"dce", eliminate_dead_code},
+    {"canonicalize", canonicalize},         {"specialize-undefined", specialize_undefined},
+    {"constant-fold", fold_constants},      {"simplify", simplify_arithmetic},
+    {"propagate-shapes", propagate_shapes}, {"cse", eliminate_common_subexpressions},
+    {"licm", hoist_loop_invariants},        {"dce", eliminate_dead_code},
 };
 
 bool run_one(Graph& g, const PipelineStep& step) {
@@ -51,11 +47,14 @@ size_t count_block_nodes(const Block* b) {
 
 }  // namespace
 
-bool optimize(Graph& g, const PassObserver& observer) {
+namespace {
+
+bool run_pipeline(Graph& g, const PassObserver& observer, bool eager) {
   bool any = false;
   for (int round = 1; round <= kMaxOptimizeRounds; ++round) {
     bool changed = false;
     for (const PipelineStep& step : kPipeline) {
+      if (eager && (step.name == "cse" || step.name == "licm")) continue;
       bool step_changed = run_one(g, step);
       if (observer) observer(step.name, round, step_changed, g);
       changed |= step_changed;
@@ -65,6 +64,12 @@ bool optimize(Graph& g, const PassObserver& observer) {
   }
   return any;
 }
+
+}  // namespace
+
+bool optimize(Graph& g, const PassObserver& observer) { return run_pipeline(g, observer, false); }
+
+bool optimize_eager(Graph& g) { return run_pipeline(g, nullptr, true); }
 
 size_t count_nodes(const Graph& g) { return count_block_nodes(g.block()); }
 

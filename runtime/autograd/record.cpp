@@ -113,7 +113,10 @@ class GraphBuilder {
     TensorImpl* t = v.tensor_impl();
     bool rg = t->requires_grad();
     if (rg) flat_.wrt.push_back(flat_.values.size());
-    flat_.key.push_back(static_cast<int64_t>(t->dtype()) * 4 + (rg ? 1 : 0) + 2 * (t->dim() > 0));
+    // The pattern: dtype, device, whether it requires grad, whether it is 0-dim.
+    flat_.key.push_back(static_cast<int64_t>(t->dtype()) * 64 +
+                        static_cast<int64_t>(t->device().type) * 4 + (rg ? 1 : 0) +
+                        2 * (t->dim() > 0));
     flat_.values.push_back(v);
     if (build_) last_ = graph_->add_input(Type::tensor(t->dtype()));
   }
