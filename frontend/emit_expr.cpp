@@ -488,8 +488,14 @@ Value* Emitter::emit_attribute_value(Value* v, const ast::Attribute& a) {
 
 Value* Emitter::emit_expr(const ast::Expr& e, const TypePtr& hint) {
   switch (e.kind) {
-    case ast::ExprKind::Name:
-      return as_value(resolve_name(ast::as<ast::Name>(e)), e.range);
+    case ast::ExprKind::Name: {
+      Value* v = as_value(resolve_name(ast::as<ast::Name>(e)), e.range);
+      // Inside `with no_grad():` in a compiled function, tensors are read detached, so
+      // what the block computes has no gradient (as in PyTorch and functorch).
+      if (no_grad_depth_ > 0 && mode_ == Mode::Function && v->type()->is_tensor())
+        v = graph_.insert_op(OpId::detach, {v}, v->type(), e.range);
+      return v;
+    }
     case ast::ExprKind::Int:
       return constant(IValue(ast::as<ast::IntLit>(e).value), Type::int_(), e.range);
     case ast::ExprKind::Float:

@@ -1124,11 +1124,14 @@ void Emitter::emit_with(const ast::With& s) {
       compile_error(e.range, "only `with no_grad():` (or `with torch.no_grad():`) is supported");
     if (item.target) compile_error(item.target->range, "`with no_grad()` takes no `as` target");
   }
-  // Compiled functions record nothing on the tape, so there the body is emitted as it
-  // is. Top-level code switches grad mode off for the body and back to what it was
+  // Top-level code switches grad mode off for the body and back to what it was
   // (runtime/autograd records no op while it is off).
   if (mode_ != Mode::TopLevel) {
+    // Compiled functions record nothing; their symbolic gradients must still see
+    // no gradient through the block: its tensor reads are detached (emit_expr).
+    ++no_grad_depth_;
     emit_stmts(s.body);
+    --no_grad_depth_;
     return;
   }
   Value* off = constant(IValue(false), Type::bool_(), s.range);

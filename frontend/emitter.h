@@ -183,6 +183,7 @@ class Emitter {
   // Exit flags active at this point of emission.
   int loop_depth_ = 0;
   int compound_depth_ = 0;  // > 0 inside if/while/for/with
+  int no_grad_depth_ = 0;   // > 0 inside `with no_grad():`
   struct LoopContext {
     bool may_break = false;
     bool may_continue = false;
