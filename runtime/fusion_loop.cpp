@@ -1,0 +1,704 @@
+// The fused chunk loop of a FusionGroup: checks one run's inputs (plan), then runs the
+// program over the result in chunks. See Note [Running a FusionGroup] in fusion.h.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+// GCC 12 reports false -W(maybe-)uninitialized warnings inside its own AVX-512 intrinsics
+// (_mm512_undefined_*, GCC bug 105593) when Eigen's packet math is inlined here.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <Eigen/Core>
+
+#include "runtime/fusion_program.h"
+#include "runtime/tensor/parallel.h"
+
+namespace tsl::fusion {
+namespace {
+
+// ---- The plan of one run ----------------------------------------------------------------
+
+// What a value is in one run: a tensor of the run's floating dtype T, a bool tensor,
+// or a Python number. See Note [Bool values in the fused program].
+enum class VKind : uint8_t { Float, Bool, IntNum, FloatNum, BoolNum };
+
+bool is_tensor_kind(VKind k) { return k == VKind::Float || k == VKind::Bool; }
+
+struct ValueInfo {
+  VKind kind = VKind::Float;
+  bool full = false;  // a tensor of the result's shape
+  // A contiguous tensor of the result's shape: an input read in place, or a value the
+  // group computes (the unfused kernels give contiguous results). The unfused SIMD
+  // kernels take their scalar path for strided inputs, so the fused SIMD ops read
+  // only these.
+  bool contiguous = false;
+  DimVector shape;  // a tensor's shape when not full; [] for numbers
+};
+
+// How the loop reads a group input: in place (contiguous, T, the result's shape), as
+// a scalar (numbers, single elements), or gathered per chunk into a register
+// (broadcast, strided or bool tensors).
+enum class InputMode : uint8_t { Unused, Direct, Scalar, Gathered };
+
+struct Gather {
+  uint32_t reg = 0;
+  const void* base = nullptr;
+  bool is_bool = false;
+  DimVector strides;  // per dim of the result; 0 where the input broadcasts
+};
+
+template <typename T>
+struct RunPlan {
+  DimVector shape;       // the result's
+  DimVector loop_sizes;  // the shape, or [1] for a 0-dim result
+  int64_t n = 0;
+  std::vector<InputMode> mode;
+  std::vector<const T*> ptr;
+  std::vector<T> scalar;
+  std::vector<uint32_t> gather_of;  // the index in `gathers` of a gathered input
+  std::vector<Gather> gathers;
+  std::vector<bool> out_bool;
+  // Each step's scalar arguments for this run, and whether given.
+  std::vector<T> s0, s1;
+  std::vector<bool> has0, has1;
+};
+
+// NumPy broadcasting of `acc` with `s`; false when they do not broadcast.
+bool broadcast_into(DimVector& acc, std::span<const int64_t> s) {
+  if (s.size() > acc.size()) {
+    DimVector wider(s.size(), 1);
+    std::copy(acc.data(), acc.data() + acc.size(), wider.data() + (s.size() - acc.size()));
+    acc = std::move(wider);
+  }
+  size_t lead = acc.size() - s.size();
+  for (size_t d = 0; d < s.size(); ++d) {
+    int64_t& a = acc.data()[lead + d];
+    if (a == s[d] || s[d] == 1) continue;
+    if (a != 1) return false;
+    a = s[d];
+  }
+  return true;
+}
+
+// The run's dtype T (float32 or float64: that of every floating tensor input, float32
+// when all tensor inputs are bool) and the result's shape; false when the run must
+// fall back (other dtypes, devices or values; shapes that do not broadcast).
+bool plan_dtype_and_shape(const FusedGroup& g, const KernelArgs& args, DType& dtype,
+                          DimVector& shape) {
+  bool have_float = false, have_tensor = false;
+  for (uint32_t k = 0; k < g.num_inputs; ++k) {
+    const IValue& v = args.in(k);
+    if (!v.is_tensor()) {
+      if (!v.is_number() && !v.is_none()) return false;
+      continue;
+    }
+    const TensorImpl* t = v.tensor_impl();
+    if (!t || !t->device().is_cpu()) return false;
+    DType d = t->dtype();
+    if (d == DType::Float32 || d == DType::Float64) {
+      if (have_float && d != dtype) return false;
+      dtype = d;
+      have_float = true;
+    } else if (d != DType::Bool) {
+      return false;
+    }
+    if (!broadcast_into(shape, t->sizes())) return false;
+    have_tensor = true;
+  }
+  if (!have_float) dtype = DType::Float32;
+  return have_tensor;
+}
+
+// Decides how each input is read; fills `values` with what each input is.
+template <typename T>
+void plan_inputs(const FusedGroup& g, const KernelArgs& args, RunPlan<T>& p,
+                 std::vector<ValueInfo>& values) {
+  uint32_t n_in = g.num_inputs;
+  p.mode.assign(n_in, InputMode::Unused);
+  p.ptr.assign(n_in, nullptr);
+  p.scalar.assign(n_in, T(0));
+  p.gather_of.assign(n_in, 0);
+  values.assign(n_in, ValueInfo());
+  for (uint32_t k = 0; k < n_in; ++k) {
+    const IValue& v = args.in(k);
+    ValueInfo& info = values[k];
+    if (!v.is_tensor()) {
+      if (v.is_none()) continue;
+      info.kind = v.is_int() ? VKind::IntNum : v.is_bool() ? VKind::BoolNum : VKind::FloatNum;
+      p.mode[k] = InputMode::Scalar;
+      p.scalar[k] = v.is_int() ? static_cast<T>(v.to_int()) : static_cast<T>(v.to_double());
+      continue;
+    }
+    const TensorImpl* t = v.tensor_impl();
+    bool is_bool = t->dtype() == DType::Bool;
+    info.kind = is_bool ? VKind::Bool : VKind::Float;
+    info.full = t->sizes() == p.shape;
+    if (!info.full) info.shape = t->sizes();  // needed only for smaller values
+    if (info.full && !is_bool && t->is_contiguous()) {
+      p.mode[k] = InputMode::Direct;
+      p.ptr[k] = static_cast<const T*>(t->data());
+      info.contiguous = true;
+    } else if (!info.full && t->numel() == 1) {
+      p.mode[k] = InputMode::Scalar;
+      p.scalar[k] =
+          is_bool ? T(*static_cast<const bool*>(t->data())) : *static_cast<const T*>(t->data());
+    } else {
+      p.mode[k] = InputMode::Gathered;
+      p.gather_of[k] = static_cast<uint32_t>(p.gathers.size());
+      Gather gi;
+      gi.base = t->data();
+      gi.is_bool = is_bool;
+      gi.strides = DimVector(p.loop_sizes.size(), 0);
+      size_t lead = p.loop_sizes.size() - t->sizes().size();
+      for (size_t d = 0; d < t->sizes().size(); ++d)
+        gi.strides.data()[lead + d] = t->sizes()[d] == 1 ? 0 : t->strides()[d];
+      p.gathers.push_back(std::move(gi));
+    }
+  }
+}
+
+// The kind of a two-operand computation: on T when one side is a T tensor (PyTorch
+// promotes the other to T), on bools when both are bool tensors; none otherwise.
+std::optional<VKind> promote(VKind a, VKind b) {
+  if (a == VKind::Float || b == VKind::Float) return VKind::Float;
+  if (a == VKind::Bool && b == VKind::Bool) return VKind::Bool;
+  return std::nullopt;
+}
+
+// The kind of a step's result, or none when the fused loop cannot compute it as the
+// kernel does (See Note [Bool values in the fused program]).
+std::optional<VKind> result_kind(const Step& s, const ValueInfo* a, const ValueInfo* b,
+                                 const ValueInfo* c, DType dtype) {
+  if (is_simd(s.op)) {
+    if (a->kind != VKind::Float || !a->contiguous) return std::nullopt;  // positions must match
+    return VKind::Float;
+  }
+  if (is_arith(s.op)) {
+    if (s.op == FOp::Sub && (a->kind == VKind::Bool || b->kind == VKind::Bool))
+      return std::nullopt;  // the kernel's error
+    if (promote(a->kind, b->kind) != VKind::Float) return std::nullopt;
+    return VKind::Float;
+  }
+  if (is_compare(s.op)) {
+    if (!promote(a->kind, b->kind)) return std::nullopt;
+    return VKind::Bool;
+  }
+  if (s.op == FOp::LogicalNot) {
+    if (!is_tensor_kind(a->kind)) return std::nullopt;
+    return VKind::Bool;
+  }
+  if (is_predicate(s.op)) {
+    if (a->kind != VKind::Float) return std::nullopt;
+    return VKind::Bool;
+  }
+  if (s.op == FOp::Where) {
+    if (a->kind != VKind::Bool) return std::nullopt;
+    if (std::optional<VKind> k = promote(b->kind, c->kind)) return k;
+    // Two numbers give the default dtype when one is a float: float32.
+    bool numbers = !is_tensor_kind(b->kind) && !is_tensor_kind(c->kind);
+    bool some_float = b->kind == VKind::FloatNum || c->kind == VKind::FloatNum;
+    if (numbers && some_float && dtype == DType::Float32) return VKind::Float;
+    return std::nullopt;
+  }
+  // Neg ... Clamp: numeric ops on a T tensor.
+  if (a->kind != VKind::Float) return std::nullopt;
+  return VKind::Float;
+}
+
+// Follows the program's kinds and shapes over the registers; false when some step
+// cannot run fused or some output is not of the result's shape.
+bool plan_kinds(const FusedGroup& g, DType dtype, const DimVector& result_shape,
+                const std::vector<ValueInfo>& inputs, std::vector<bool>& out_bool) {
+  std::vector<ValueInfo> regs(g.num_registers);
+  ValueInfo imm_int, imm_float;
+  imm_int.kind = VKind::IntNum;
+  imm_float.kind = VKind::FloatNum;
+  auto info = [&](const Operand& o) -> const ValueInfo* {
+    switch (o.kind) {
+      case Operand::Kind::Input:
+        return &inputs[o.index];
+      case Operand::Kind::Reg:
+        return &regs[o.index];
+      case Operand::Kind::Imm:
+        return o.imm_is_int ? &imm_int : &imm_float;
+      default:
+        return nullptr;
+    }
+  };
+  for (const Step& s : g.steps) {
+    const ValueInfo *a = info(s.a), *b = info(s.b), *c = info(s.c);
+    std::optional<VKind> kind = result_kind(s, a, b, c, dtype);
+    if (!kind) return false;
+    ValueInfo r;
+    r.kind = *kind;
+    for (const ValueInfo* o : {a, b, c}) {
+      if (o && is_tensor_kind(o->kind)) r.full |= o->full;
+    }
+    // Shapes matter only for values smaller than the result (an outer product of
+    // broadcast operands may still have the result's shape).
+    if (!r.full) {
+      for (const ValueInfo* o : {a, b, c}) {
+        if (o && is_tensor_kind(o->kind) && !broadcast_into(r.shape, o->shape)) return false;
+      }
+      r.full = r.shape == result_shape;
+    }
+    r.contiguous = r.full;
+    regs[s.dst] = std::move(r);
+  }
+  out_bool.clear();
+  for (uint32_t r : g.return_regs) {
+    if (!regs[r].full) return false;
+    out_bool.push_back(regs[r].kind == VKind::Bool);
+  }
+  return true;
+}
+
+// The value of a scalar argument for this run; false when it must take the fallback
+// (a bool alpha or slope is an error there, or an unexpected value).
+template <typename T>
+bool scalar_arg(const Operand& o, const KernelArgs& args, T& value, bool& present) {
+  present = false;
+  switch (o.kind) {
+    case Operand::Kind::None:
+      return true;
+    case Operand::Kind::Imm:
+      value = static_cast<T>(o.imm);
+      present = true;
+      return true;
+    case Operand::Kind::Input: {
+      const IValue& v = args.in(o.index);
+      if (v.is_none()) return true;
+      if (!v.is_int() && !v.is_double()) return false;
+      value = v.is_int() ? static_cast<T>(v.to_int()) : static_cast<T>(v.to_double());
+      present = true;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+template <typename T>
+bool plan_scalar_args(const FusedGroup& g, const KernelArgs& args, RunPlan<T>& p) {
+  size_t num_steps = g.steps.size();
+  p.s0.assign(num_steps, T(0));
+  p.s1.assign(num_steps, T(0));
+  p.has0.assign(num_steps, false);
+  p.has1.assign(num_steps, false);
+  for (size_t i = 0; i < num_steps; ++i) {
+    const Step& s = g.steps[i];
+    bool p0 = false, p1 = false;
+    if (!scalar_arg<T>(s.s0, args, p.s0[i], p0) || !scalar_arg<T>(s.s1, args, p.s1[i], p1))
+      return false;
+    if (s.op == FOp::Clamp && !p0 && !p1) return false;  // the kernel's error
+    if ((s.op == FOp::Add || s.op == FOp::Sub || s.op == FOp::LeakyRelu) && !p0) return false;
+    p.has0[i] = p0;
+    p.has1[i] = p1;
+  }
+  return true;
+}
+
+// ---- The chunk loop ---------------------------------------------------------------------
+
+// A chunk-wide operand: `p` points at m elements, or is null and `s` is the value.
+template <typename T>
+struct Src {
+  const T* p;
+  T s;
+};
+
+template <typename T>
+using ArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <typename T>
+using MutArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+// Whether some element is NaN or has |x| >= bound (a positive float): !(|x| < bound)
+// compared on the bits, which order like the values for positive floats (NaNs above
+// infinity), so that the loop vectorizes.
+template <typename T>
+bool any_outside(const T* src, int64_t m, T bound) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const U magnitude = std::numeric_limits<U>::max() >> 1;
+  const U limit = std::bit_cast<U>(bound);
+  U seen = 0;
+  for (int64_t i = 0; i < m; ++i) seen |= U((std::bit_cast<U>(src[i]) & magnitude) >= limit);
+  return seen != 0;
+}
+
+// dst = aop(src) through Eigen's SIMD forms, redoing |x| >= limit and NaN with the
+// scalar `op`, exactly as map_contiguous in elementwise_unary.cpp.
+template <typename T, typename Op, typename ArrayOp>
+void simd_unary(T* dst, const T* src, int64_t m, double limit, Op op, ArrayOp aop) {
+  const T bound = static_cast<T>(std::is_same_v<T, double> ? limit * 8 : limit);
+  MutArrayMap<T>(dst, m) = aop(ArrayMap<T>(src, m));
+  if (!any_outside(src, m, bound)) return;
+  for (int64_t i = 0; i < m; ++i) {
+    if (!(std::abs(src[i]) < bound)) dst[i] = op(src[i]);
+  }
+}
+
+template <typename T>
+void fill(T* dst, int64_t m, T v) {
+  for (int64_t i = 0; i < m; ++i) dst[i] = v;
+}
+
+// dst = op(a); a scalar operand (a single element broadcast) is spread over dst first.
+template <typename T, typename Op>
+void scalar_unary(T* dst, Src<T> a, int64_t m, Op op) {
+  const T* x = a.p;
+  if (!x) {
+    fill(dst, m, a.s);
+    x = dst;
+  }
+  for (int64_t i = 0; i < m; ++i) dst[i] = op(x[i]);
+}
+
+template <typename T, typename Op>
+void scalar_binary(T* dst, Src<T> a, Src<T> b, int64_t m, Op op) {
+  if (a.p && b.p) {
+    for (int64_t i = 0; i < m; ++i) dst[i] = op(a.p[i], b.p[i]);
+  } else if (a.p) {
+    T s = b.s;
+    for (int64_t i = 0; i < m; ++i) dst[i] = op(a.p[i], s);
+  } else if (b.p) {
+    T s = a.s;
+    for (int64_t i = 0; i < m; ++i) dst[i] = op(s, b.p[i]);
+  } else {
+    fill(dst, m, static_cast<T>(op(a.s, b.s)));
+  }
+}
+
+// Calls f with an accessor i -> element i of the operand, specialized for a pointer
+// and for a scalar so that the loops stay simple.
+template <typename T, typename F>
+void with_reader(Src<T> s, F f) {
+  if (s.p) {
+    const T* p = s.p;
+    f([p](int64_t i) { return p[i]; });
+  } else {
+    T v = s.s;
+    f([v](int64_t) { return v; });
+  }
+}
+
+// where_into in loops.h: cond ? self : other; the condition holds 0 or 1.
+template <typename T>
+void where_select(T* dst, Src<T> cond, Src<T> a, Src<T> b, int64_t m) {
+  with_reader(cond, [&](auto c) {
+    with_reader(a, [&](auto x) {
+      with_reader(b, [&](auto y) {
+        for (int64_t i = 0; i < m; ++i) dst[i] = c(i) != T(0) ? x(i) : y(i);
+      });
+    });
+  });
+}
+
+// Copies elements [c, c + m) of the result from a broadcast, strided or bool input
+// into dst (bools as 0 or 1), walking the result's index space row by row.
+template <typename T, typename U>
+void gather_typed(T* dst, const U* base, const DimVector& sizes, const DimVector& strides,
+                  int64_t c, int64_t m) {
+  size_t r = sizes.size();
+  DimVector idx(r, 0);
+  int64_t off = 0, rem = c;
+  for (size_t d = r; d-- > 0;) {
+    idx.data()[d] = rem % sizes[d];
+    rem /= sizes[d];
+    off += idx[d] * strides[d];
+  }
+  const int64_t inner = sizes[r - 1], step = strides[r - 1];
+  for (int64_t done = 0;;) {
+    int64_t run = std::min(inner - idx[r - 1], m - done);
+    const U* src = base + off;
+    T* out = dst + done;
+    if (step == 0) {
+      fill(out, run, static_cast<T>(src[0]));
+    } else if (step == 1) {
+      for (int64_t i = 0; i < run; ++i) out[i] = static_cast<T>(src[i]);
+    } else {
+      for (int64_t i = 0; i < run; ++i) out[i] = static_cast<T>(src[i * step]);
+    }
+    done += run;
+    if (done == m) return;
+    // The row is done: carry into the outer dims.
+    off -= idx[r - 1] * step;  // back to the row's start
+    idx.data()[r - 1] = 0;
+    for (size_t d = r - 1; d-- > 0;) {
+      off += strides[d];
+      if (++idx.data()[d] < sizes[d]) break;
+      off -= sizes[d] * strides[d];
+      idx.data()[d] = 0;
+    }
+  }
+}
+
+template <typename T>
+class ChunkRunner {
+ public:
+  static constexpr int64_t kChunk = kChunkBytes / static_cast<int64_t>(sizeof(T));
+  using Regs = T (*)[kChunk];
+
+  ChunkRunner(const FusedGroup& g, const RunPlan<T>& p, const std::vector<void*>& outs)
+      : g_(g), p_(p), outs_(outs) {}
+
+  // Runs the program over elements [begin, end). The unfused kernels run Eigen over
+  // the same [begin, end) (parallel_for splits alike) into a 64-byte aligned output,
+  // so Eigen takes its scalar path for the elements before the first 64-byte
+  // boundary and after the last whole packet; chunks that start at the same
+  // boundaries make the fused loop take the same path for every element, and give
+  // the same bits.
+  void run(int64_t begin, int64_t end) const {
+    constexpr int64_t kPacket = 64 / static_cast<int64_t>(sizeof(T));
+    alignas(64) T regs[kMaxRegisters][kChunk];
+    int64_t first = std::min(end, (begin + kPacket - 1) / kPacket * kPacket);
+    if (first > begin) run_chunk(regs, begin, first - begin);
+    for (int64_t c = first; c < end; c += kChunk) run_chunk(regs, c, std::min(kChunk, end - c));
+  }
+
+ private:
+  void run_chunk(Regs regs, int64_t c, int64_t m) const {
+    for (const Gather& gi : p_.gathers) {
+      if (gi.is_bool) {
+        gather_typed(regs[gi.reg], static_cast<const bool*>(gi.base), p_.loop_sizes, gi.strides, c,
+                     m);
+      } else {
+        gather_typed(regs[gi.reg], static_cast<const T*>(gi.base), p_.loop_sizes, gi.strides, c, m);
+      }
+    }
+    for (size_t i = 0; i < g_.steps.size(); ++i) step(i, regs, c, m);
+    for (size_t k = 0; k < outs_.size(); ++k) store(k, regs[g_.return_regs[k]], c, m);
+  }
+
+  void store(size_t k, const T* r, int64_t c, int64_t m) const {
+    if (p_.out_bool[k]) {
+      bool* o = static_cast<bool*>(outs_[k]) + c;
+      for (int64_t i = 0; i < m; ++i) o[i] = r[i] != T(0);
+    } else {
+      std::memcpy(static_cast<T*>(outs_[k]) + c, r, static_cast<size_t>(m) * sizeof(T));
+    }
+  }
+
+  Src<T> src(const Operand& o, Regs regs, int64_t c) const {
+    switch (o.kind) {
+      case Operand::Kind::Input:
+        switch (p_.mode[o.index]) {
+          case InputMode::Direct:
+            return {p_.ptr[o.index] + c, T(0)};
+          case InputMode::Gathered:
+            return {regs[p_.gathers[p_.gather_of[o.index]].reg], T(0)};
+          default:
+            return {nullptr, p_.scalar[o.index]};
+        }
+      case Operand::Kind::Reg:
+        return {regs[o.index], T(0)};
+      default:
+        return {nullptr, static_cast<T>(o.imm)};
+    }
+  }
+
+  void step(size_t i, Regs regs, int64_t c, int64_t m) const {
+    const Step& s = g_.steps[i];
+    T* d = regs[s.dst];
+    Src<T> a = src(s.a, regs, c);
+    if (is_simd(s.op)) return simd(s.op, d, a.p, m);  // a full operand (plan_kinds)
+    switch (s.op) {
+      case FOp::Neg:
+        return scalar_unary(d, a, m, [](T v) { return -v; });
+      case FOp::Abs:
+        return scalar_unary(d, a, m, [](T v) { return std::abs(v); });
+      case FOp::Sqrt:
+        return scalar_unary(d, a, m, [](T v) { return std::sqrt(v); });
+      case FOp::Rsqrt:
+        return scalar_unary(d, a, m, [](T v) { return T(1) / std::sqrt(v); });
+      case FOp::Square:
+        return scalar_unary(d, a, m, [](T v) { return v * v; });
+      case FOp::Relu:
+        return scalar_unary(d, a, m, [](T v) { return v < T(0) ? T(0) : v; });
+      case FOp::LeakyRelu: {
+        T slope = p_.s0[i];
+        return scalar_unary(d, a, m, [slope](T v) { return v > T(0) ? v : v * slope; });
+      }
+      case FOp::Clamp:
+        return clamp(d, a, m, i);
+      case FOp::Where:
+        return where_select(d, a, src(s.b, regs, c), src(s.c, regs, c), m);
+      default:
+        break;
+    }
+    if (is_predicate(s.op)) return predicate(s.op, d, a, m);
+    if (is_compare(s.op)) return compare(s.op, d, a, src(s.b, regs, c), m);
+    binary(d, a, src(s.b, regs, c), m, s, i);
+  }
+
+  static void simd(FOp op, T* d, const T* x, int64_t m) {
+    TSL_INTERNAL_ASSERT(x != nullptr, "fused SIMD op on a scalar operand");
+    switch (op) {
+      case FOp::Exp:
+        return simd_unary(
+            d, x, m, 87.0, [](T v) { return static_cast<T>(std::exp(v)); },
+            [](const auto& e) { return e.exp(); });
+      case FOp::Log:
+        return simd_unary(
+            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::log(v)); },
+            [](const auto& e) { return e.log(); });
+      case FOp::Log1p:
+        return simd_unary(
+            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::log1p(v)); },
+            [](const auto& e) { return e.log1p(); });
+      case FOp::Expm1:
+        return simd_unary(
+            d, x, m, 87.0, [](T v) { return static_cast<T>(std::expm1(v)); },
+            [](const auto& e) { return e.expm1(); });
+      case FOp::Sin:
+        return simd_unary(
+            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::sin(v)); },
+            [](const auto& e) { return e.sin(); });
+      case FOp::Cos:
+        return simd_unary(
+            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::cos(v)); },
+            [](const auto& e) { return e.cos(); });
+      case FOp::Reciprocal:
+        return simd_unary(
+            d, x, m, INFINITY, [](T v) { return static_cast<T>(T(1) / v); },
+            [](const auto& e) { return e.inverse(); });
+      case FOp::Tanh:
+        return simd_unary(
+            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::tanh(v)); },
+            [](const auto& e) { return e.tanh(); });
+      case FOp::Sigmoid:
+        return simd_unary(
+            d, x, m, 87.0, [](T v) { return static_cast<T>(T(1) / (T(1) + std::exp(-v))); },
+            [](const auto& e) { return (T(1) + (-e).exp()).inverse(); });
+      default:  // Silu
+        return simd_unary(
+            d, x, m, 87.0, [](T v) { return static_cast<T>(v / (T(1) + std::exp(-v))); },
+            [](const auto& e) { return e / (T(1) + (-e).exp()); });
+    }
+  }
+
+  // clamp_typed in elementwise_unary.cpp: min(max(v, lo), hi), NaN kept.
+  void clamp(T* d, Src<T> x, int64_t m, size_t i) const {
+    bool has_lo = p_.has0[i], has_hi = p_.has1[i];
+    T lo = p_.s0[i], hi = p_.s1[i];
+    if (has_lo && has_hi) {
+      return scalar_unary(d, x, m, [lo, hi](T v) {
+        T t = v < lo ? lo : v;
+        return t > hi ? hi : t;
+      });
+    }
+    if (has_lo) return scalar_unary(d, x, m, [lo](T v) { return v < lo ? lo : v; });
+    scalar_unary(d, x, m, [hi](T v) { return v > hi ? hi : v; });
+  }
+
+  // The predicates of elementwise_unary.cpp, as 0 or 1.
+  static void predicate(FOp op, T* d, Src<T> a, int64_t m) {
+    switch (op) {
+      case FOp::LogicalNot:
+        return scalar_unary(d, a, m, [](T v) { return T(v == T(0)); });
+      case FOp::IsNan:
+        return scalar_unary(d, a, m, [](T v) { return T(v != v); });
+      case FOp::IsInf:
+        return scalar_unary(d, a, m, [](T v) { return T(std::isinf(v)); });
+      default:  // IsFinite
+        return scalar_unary(d, a, m, [](T v) { return T(std::isfinite(v)); });
+    }
+  }
+
+  // TSL_BOOL_BINARY in elementwise_binary.cpp, as 0 or 1.
+  static void compare(FOp op, T* d, Src<T> a, Src<T> b, int64_t m) {
+    switch (op) {
+      case FOp::Eq:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x == y); });
+      case FOp::Ne:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x != y); });
+      case FOp::Lt:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x < y); });
+      case FOp::Le:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x <= y); });
+      case FOp::Gt:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x > y); });
+      case FOp::Ge:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x >= y); });
+      case FOp::LogicalAnd:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x != T(0) && y != T(0)); });
+      case FOp::LogicalOr:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x != T(0) || y != T(0)); });
+      default:  // LogicalXor
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T((x != T(0)) != (y != T(0))); });
+    }
+  }
+
+  void binary(T* d, Src<T> a, Src<T> b, int64_t m, const Step& s, size_t i) const {
+    switch (s.op) {
+      case FOp::Add: {
+        T al = p_.s0[i];
+        if (al == T(1)) return scalar_binary(d, a, b, m, [](T x, T y) { return x + y; });
+        return scalar_binary(d, a, b, m, [al](T x, T y) { return x + al * y; });
+      }
+      case FOp::Sub: {
+        T al = p_.s0[i];
+        if (al == T(1)) return scalar_binary(d, a, b, m, [](T x, T y) { return x - y; });
+        return scalar_binary(d, a, b, m, [al](T x, T y) { return x - al * y; });
+      }
+      case FOp::Mul:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return x * y; });
+      default:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return x / y; });
+    }
+  }
+
+  const FusedGroup& g_;
+  const RunPlan<T>& p_;
+  const std::vector<void*>& outs_;
+};
+
+// Plans this run in T; false when it must take the fallback.
+template <typename T>
+bool plan(const FusedGroup& g, const KernelArgs& args, DType dtype, RunPlan<T>& p) {
+  p.n = 1;
+  for (int64_t s : p.shape) p.n *= s;
+  p.loop_sizes = p.shape.empty() ? DimVector{1} : p.shape;
+  std::vector<ValueInfo> inputs;
+  plan_inputs(g, args, p, inputs);
+  if (!plan_kinds(g, dtype, p.shape, inputs, p.out_bool) || !plan_scalar_args(g, args, p))
+    return false;
+  uint32_t next = g.num_registers;
+  for (Gather& gi : p.gathers) gi.reg = next++;
+  return next <= kMaxRegisters;
+}
+
+template <typename T>
+bool run_typed(const FusedGroup& g, KernelArgs& args, DType dtype, DimVector shape) {
+  RunPlan<T> p;
+  p.shape = std::move(shape);
+  if (!plan(g, args, dtype, p)) return false;
+  std::vector<Tensor> outs;
+  std::vector<void*> out_ptrs;
+  for (uint32_t k = 0; k < args.num_outputs(); ++k) {
+    outs.push_back(Tensor::empty(p.shape, p.out_bool[k] ? DType::Bool : dtype_of<T>));
+    out_ptrs.push_back(outs.back().impl()->data());
+  }
+  ChunkRunner<T> runner(g, p, out_ptrs);
+  if (p.n < 2 * kParallelGrain) {
+    runner.run(0, p.n);
+  } else {
+    parallel_for(p.n, kParallelGrain, [&](int64_t b, int64_t e) { runner.run(b, e); });
+  }
+  for (uint32_t k = 0; k < args.num_outputs(); ++k) args.out(k) = IValue(std::move(outs[k]));
+  return true;
+}
+
+}  // namespace
+
+bool run_fused(const FusedGroup& g, KernelArgs& args) {
+  DType dtype = DType::Float32;
+  DimVector shape;
+  if (!plan_dtype_and_shape(g, args, dtype, shape)) return false;
+  if (dtype == DType::Float32) return run_typed<float>(g, args, dtype, std::move(shape));
+  return run_typed<double>(g, args, dtype, std::move(shape));
+}
+
+}  // namespace tsl::fusion
