@@ -15,6 +15,9 @@ namespace tsl::fusion {
 namespace {
 
 // ---- The plan of one run ----------------------------------------------------------------
+//
+// Planning runs on every call, so it avoids the heap where it can: small tensors
+// spend most of their time here (bench/dispatch.sh).
 
 // What a value is in one run: a tensor of the run's floating dtype T, a bool tensor,
 // or a Python number. See Note [Bool values in the fused program].
@@ -30,13 +33,24 @@ struct ValueInfo {
   // kernels take their scalar path for strided inputs, so the fused SIMD ops read
   // only these.
   bool contiguous = false;
-  DimVector shape;  // a tensor's shape when not full; [] for numbers
+  int16_t shape = -1;  // a smaller tensor's shape, as an index into `Shapes`
 };
+
+// The shapes of the values smaller than the result (few: broadcast inputs).
+using Shapes = std::vector<DimVector>;
 
 // How the loop reads a group input: in place (contiguous, T, the result's shape), as
 // a scalar (numbers, single elements), or gathered per chunk into a register
 // (broadcast, strided or bool tensors).
 enum class InputMode : uint8_t { Unused, Direct, Scalar, Gathered };
+
+template <typename T>
+struct InputPlan {
+  InputMode mode = InputMode::Unused;
+  uint32_t gather = 0;  // the index in RunPlan::gathers of a gathered input
+  const T* ptr = nullptr;
+  T scalar = T(0);
+};
 
 struct Gather {
   uint32_t reg = 0;
@@ -45,21 +59,33 @@ struct Gather {
   DimVector strides;  // per dim of the result; 0 where the input broadcasts
 };
 
+// A step's scalar arguments for this run (alpha; clamp's bounds; the slope).
+template <typename T>
+struct ScalarArgs {
+  T s0 = T(0), s1 = T(0);
+  bool has0 = false, has1 = false;
+};
+
 template <typename T>
 struct RunPlan {
   DimVector shape;       // the result's
   DimVector loop_sizes;  // the shape, or [1] for a 0-dim result
   int64_t n = 0;
-  std::vector<InputMode> mode;
-  std::vector<const T*> ptr;
-  std::vector<T> scalar;
-  std::vector<uint32_t> gather_of;  // the index in `gathers` of a gathered input
+  std::vector<InputPlan<T>> inputs;
   std::vector<Gather> gathers;
-  std::vector<bool> out_bool;
-  // Each step's scalar arguments for this run, and whether given.
-  std::vector<T> s0, s1;
-  std::vector<bool> has0, has1;
+  std::vector<ScalarArgs<T>> args;  // per step
+  uint64_t out_bool = 0;            // bit k: output k is a bool tensor
+  std::vector<Tensor> outs;
+  std::vector<void*> out_ptrs;
 };
+
+// The plan of this thread's current run, kept between runs so that its vectors keep
+// their memory (a run never starts another on the same thread).
+template <typename T>
+RunPlan<T>& scratch_plan() {
+  thread_local RunPlan<T> plan;
+  return plan;
+}
 
 // NumPy broadcasting of `acc` with `s`; false when they do not broadcast.
 bool broadcast_into(DimVector& acc, std::span<const int64_t> s) {
@@ -100,57 +126,64 @@ bool plan_dtype_and_shape(const FusedGroup& g, const KernelArgs& args, DType& dt
     } else if (d != DType::Bool) {
       return false;
     }
-    if (!broadcast_into(shape, t->sizes())) return false;
+    if (!have_tensor) {
+      shape = t->sizes();
+    } else if (t->sizes() != shape && !broadcast_into(shape, t->sizes())) {
+      return false;
+    }
     have_tensor = true;
   }
   if (!have_float) dtype = DType::Float32;
   return have_tensor;
 }
 
+// How a tensor input is read; sets what it is in `info`.
+template <typename T>
+void plan_tensor_input(const TensorImpl* t, RunPlan<T>& p, ValueInfo& info, Shapes& shapes,
+                       InputPlan<T>& in) {
+  bool is_bool = t->dtype() == DType::Bool;
+  info.kind = is_bool ? VKind::Bool : VKind::Float;
+  info.full = t->sizes() == p.shape;
+  if (!info.full) {
+    info.shape = static_cast<int16_t>(shapes.size());
+    shapes.push_back(t->sizes());
+  }
+  if (info.full && !is_bool && t->is_contiguous()) {
+    in.mode = InputMode::Direct;
+    in.ptr = static_cast<const T*>(t->data());
+    info.contiguous = true;
+  } else if (!info.full && t->numel() == 1) {
+    in.mode = InputMode::Scalar;
+    in.scalar =
+        is_bool ? T(*static_cast<const bool*>(t->data())) : *static_cast<const T*>(t->data());
+  } else {
+    in.mode = InputMode::Gathered;
+    in.gather = static_cast<uint32_t>(p.gathers.size());
+    Gather gi;
+    gi.base = t->data();
+    gi.is_bool = is_bool;
+    gi.strides = DimVector(p.loop_sizes.size(), 0);
+    size_t lead = p.loop_sizes.size() - t->sizes().size();
+    for (size_t d = 0; d < t->sizes().size(); ++d)
+      gi.strides.data()[lead + d] = t->sizes()[d] == 1 ? 0 : t->strides()[d];
+    p.gathers.push_back(std::move(gi));
+  }
+}
+
 // Decides how each input is read; fills `values` with what each input is.
 template <typename T>
-void plan_inputs(const FusedGroup& g, const KernelArgs& args, RunPlan<T>& p,
-                 std::vector<ValueInfo>& values) {
-  uint32_t n_in = g.num_inputs;
-  p.mode.assign(n_in, InputMode::Unused);
-  p.ptr.assign(n_in, nullptr);
-  p.scalar.assign(n_in, T(0));
-  p.gather_of.assign(n_in, 0);
-  values.assign(n_in, ValueInfo());
-  for (uint32_t k = 0; k < n_in; ++k) {
+void plan_inputs(const FusedGroup& g, const KernelArgs& args, RunPlan<T>& p, ValueInfo* values,
+                 Shapes& shapes) {
+  p.inputs.assign(g.num_inputs, InputPlan<T>());
+  for (uint32_t k = 0; k < g.num_inputs; ++k) {
     const IValue& v = args.in(k);
-    ValueInfo& info = values[k];
-    if (!v.is_tensor()) {
-      if (v.is_none()) continue;
-      info.kind = v.is_int() ? VKind::IntNum : v.is_bool() ? VKind::BoolNum : VKind::FloatNum;
-      p.mode[k] = InputMode::Scalar;
-      p.scalar[k] = v.is_int() ? static_cast<T>(v.to_int()) : static_cast<T>(v.to_double());
-      continue;
-    }
-    const TensorImpl* t = v.tensor_impl();
-    bool is_bool = t->dtype() == DType::Bool;
-    info.kind = is_bool ? VKind::Bool : VKind::Float;
-    info.full = t->sizes() == p.shape;
-    if (!info.full) info.shape = t->sizes();  // needed only for smaller values
-    if (info.full && !is_bool && t->is_contiguous()) {
-      p.mode[k] = InputMode::Direct;
-      p.ptr[k] = static_cast<const T*>(t->data());
-      info.contiguous = true;
-    } else if (!info.full && t->numel() == 1) {
-      p.mode[k] = InputMode::Scalar;
-      p.scalar[k] =
-          is_bool ? T(*static_cast<const bool*>(t->data())) : *static_cast<const T*>(t->data());
-    } else {
-      p.mode[k] = InputMode::Gathered;
-      p.gather_of[k] = static_cast<uint32_t>(p.gathers.size());
-      Gather gi;
-      gi.base = t->data();
-      gi.is_bool = is_bool;
-      gi.strides = DimVector(p.loop_sizes.size(), 0);
-      size_t lead = p.loop_sizes.size() - t->sizes().size();
-      for (size_t d = 0; d < t->sizes().size(); ++d)
-        gi.strides.data()[lead + d] = t->sizes()[d] == 1 ? 0 : t->strides()[d];
-      p.gathers.push_back(std::move(gi));
+    InputPlan<T>& in = p.inputs[k];
+    if (v.is_tensor()) {
+      plan_tensor_input(v.tensor_impl(), p, values[k], shapes, in);
+    } else if (!v.is_none()) {
+      values[k].kind = v.is_int() ? VKind::IntNum : v.is_bool() ? VKind::BoolNum : VKind::FloatNum;
+      in.mode = InputMode::Scalar;
+      in.scalar = v.is_int() ? static_cast<T>(v.to_int()) : static_cast<T>(v.to_double());
     }
   }
 }
@@ -203,11 +236,33 @@ std::optional<VKind> result_kind(const Step& s, const ValueInfo* a, const ValueI
   return VKind::Float;
 }
 
+// Whether a step's result has the result's shape; the shape of a smaller one goes to
+// `shapes`. An outer product of broadcast operands may still have the result's shape.
+bool plan_shape(ValueInfo& r, std::initializer_list<const ValueInfo*> operands,
+                const DimVector& result_shape, Shapes& shapes) {
+  for (const ValueInfo* o : operands) {
+    if (o && is_tensor_kind(o->kind)) r.full |= o->full;
+  }
+  if (!r.full) {
+    DimVector shape;
+    for (const ValueInfo* o : operands) {
+      if (o && is_tensor_kind(o->kind) && !broadcast_into(shape, shapes[o->shape])) return false;
+    }
+    r.full = shape == result_shape;
+    if (!r.full) {
+      r.shape = static_cast<int16_t>(shapes.size());
+      shapes.push_back(std::move(shape));
+    }
+  }
+  r.contiguous = r.full;
+  return true;
+}
+
 // Follows the program's kinds and shapes over the registers; false when some step
 // cannot run fused or some output is not of the result's shape.
 bool plan_kinds(const FusedGroup& g, DType dtype, const DimVector& result_shape,
-                const std::vector<ValueInfo>& inputs, std::vector<bool>& out_bool) {
-  std::vector<ValueInfo> regs(g.num_registers);
+                const ValueInfo* inputs, Shapes& shapes, uint64_t& out_bool) {
+  ValueInfo regs[kMaxProgramRegisters];
   ValueInfo imm_int, imm_float;
   imm_int.kind = VKind::IntNum;
   imm_float.kind = VKind::FloatNum;
@@ -229,24 +284,15 @@ bool plan_kinds(const FusedGroup& g, DType dtype, const DimVector& result_shape,
     if (!kind) return false;
     ValueInfo r;
     r.kind = *kind;
-    for (const ValueInfo* o : {a, b, c}) {
-      if (o && is_tensor_kind(o->kind)) r.full |= o->full;
-    }
-    // Shapes matter only for values smaller than the result (an outer product of
-    // broadcast operands may still have the result's shape).
-    if (!r.full) {
-      for (const ValueInfo* o : {a, b, c}) {
-        if (o && is_tensor_kind(o->kind) && !broadcast_into(r.shape, o->shape)) return false;
-      }
-      r.full = r.shape == result_shape;
-    }
-    r.contiguous = r.full;
-    regs[s.dst] = std::move(r);
+    if (!plan_shape(r, {a, b, c}, result_shape, shapes)) return false;
+    regs[s.dst] = r;
   }
-  out_bool.clear();
-  for (uint32_t r : g.return_regs) {
-    if (!regs[r].full) return false;
-    out_bool.push_back(regs[r].kind == VKind::Bool);
+  out_bool = 0;
+  if (g.return_regs.size() > 64) return false;
+  for (size_t k = 0; k < g.return_regs.size(); ++k) {
+    const ValueInfo& r = regs[g.return_regs[k]];
+    if (!r.full) return false;
+    if (r.kind == VKind::Bool) out_bool |= uint64_t{1} << k;
   }
   return true;
 }
@@ -278,20 +324,14 @@ bool scalar_arg(const Operand& o, const KernelArgs& args, T& value, bool& presen
 
 template <typename T>
 bool plan_scalar_args(const FusedGroup& g, const KernelArgs& args, RunPlan<T>& p) {
-  size_t num_steps = g.steps.size();
-  p.s0.assign(num_steps, T(0));
-  p.s1.assign(num_steps, T(0));
-  p.has0.assign(num_steps, false);
-  p.has1.assign(num_steps, false);
-  for (size_t i = 0; i < num_steps; ++i) {
+  p.args.assign(g.steps.size(), ScalarArgs<T>());
+  for (size_t i = 0; i < g.steps.size(); ++i) {
     const Step& s = g.steps[i];
-    bool p0 = false, p1 = false;
-    if (!scalar_arg<T>(s.s0, args, p.s0[i], p0) || !scalar_arg<T>(s.s1, args, p.s1[i], p1))
+    ScalarArgs<T>& a = p.args[i];
+    if (!scalar_arg<T>(s.s0, args, a.s0, a.has0) || !scalar_arg<T>(s.s1, args, a.s1, a.has1))
       return false;
-    if (s.op == FOp::Clamp && !p0 && !p1) return false;  // the kernel's error
-    if ((s.op == FOp::Add || s.op == FOp::Sub || s.op == FOp::LeakyRelu) && !p0) return false;
-    p.has0[i] = p0;
-    p.has1[i] = p1;
+    if (s.op == FOp::Clamp && !a.has0 && !a.has1) return false;  // the kernel's error
+    if ((s.op == FOp::Add || s.op == FOp::Sub || s.op == FOp::LeakyRelu) && !a.has0) return false;
   }
   return true;
 }
@@ -336,7 +376,7 @@ class ChunkRunner {
   }
 
   void store(size_t k, const T* r, int64_t c, int64_t m) const {
-    if (p_.out_bool[k]) {
+    if (p_.out_bool >> k & 1) {
       bool* o = static_cast<bool*>(outs_[k]) + c;
       for (int64_t i = 0; i < m; ++i) o[i] = r[i] != T(0);
     } else {
@@ -347,13 +387,13 @@ class ChunkRunner {
   Src<T> src(const Operand& o, Regs regs, int64_t c) const {
     switch (o.kind) {
       case Operand::Kind::Input:
-        switch (p_.mode[o.index]) {
+        switch (const InputPlan<T>& in = p_.inputs[o.index]; in.mode) {
           case InputMode::Direct:
-            return {p_.ptr[o.index] + c, T(0)};
+            return {in.ptr + c, T(0)};
           case InputMode::Gathered:
-            return {regs[p_.gathers[p_.gather_of[o.index]].reg], T(0)};
+            return {regs[p_.gathers[in.gather].reg], T(0)};
           default:
-            return {nullptr, p_.scalar[o.index]};
+            return {nullptr, in.scalar};
         }
       case Operand::Kind::Reg:
         return {regs[o.index], T(0)};
@@ -381,7 +421,7 @@ class ChunkRunner {
       case FOp::Relu:
         return scalar_unary(d, a, m, [](T v) { return v < T(0) ? T(0) : v; });
       case FOp::LeakyRelu: {
-        T slope = p_.s0[i];
+        T slope = p_.args[i].s0;
         return scalar_unary(d, a, m, [slope](T v) { return v > T(0) ? v : v * slope; });
       }
       case FOp::Clamp:
@@ -444,8 +484,9 @@ class ChunkRunner {
 
   // clamp_typed in elementwise_unary.cpp: min(max(v, lo), hi), NaN kept.
   void clamp(T* d, Src<T> x, int64_t m, size_t i) const {
-    bool has_lo = p_.has0[i], has_hi = p_.has1[i];
-    T lo = p_.s0[i], hi = p_.s1[i];
+    const ScalarArgs<T>& sa = p_.args[i];
+    bool has_lo = sa.has0, has_hi = sa.has1;
+    T lo = sa.s0, hi = sa.s1;
     if (has_lo && has_hi) {
       return scalar_unary(d, x, m, [lo, hi](T v) {
         T t = v < lo ? lo : v;
@@ -497,12 +538,12 @@ class ChunkRunner {
   void binary(T* d, Src<T> a, Src<T> b, int64_t m, const Step& s, size_t i) const {
     switch (s.op) {
       case FOp::Add: {
-        T al = p_.s0[i];
+        T al = p_.args[i].s0;
         if (al == T(1)) return scalar_binary(d, a, b, m, [](T x, T y) { return x + y; });
         return scalar_binary(d, a, b, m, [al](T x, T y) { return x + al * y; });
       }
       case FOp::Sub: {
-        T al = p_.s0[i];
+        T al = p_.args[i].s0;
         if (al == T(1)) return scalar_binary(d, a, b, m, [](T x, T y) { return x - y; });
         return scalar_binary(d, a, b, m, [al](T x, T y) { return x - al * y; });
       }
@@ -524,9 +565,10 @@ bool plan(const FusedGroup& g, const KernelArgs& args, DType dtype, RunPlan<T>& 
   p.n = 1;
   for (int64_t s : p.shape) p.n *= s;
   p.loop_sizes = p.shape.empty() ? DimVector{1} : p.shape;
-  std::vector<ValueInfo> inputs;
-  plan_inputs(g, args, p, inputs);
-  if (!plan_kinds(g, dtype, p.shape, inputs, p.out_bool) || !plan_scalar_args(g, args, p))
+  ValueInfo inputs[64];  // compile_group takes at most 64 inputs
+  Shapes shapes;
+  plan_inputs(g, args, p, inputs, shapes);
+  if (!plan_kinds(g, dtype, p.shape, inputs, shapes, p.out_bool) || !plan_scalar_args(g, args, p))
     return false;
   uint32_t next = g.num_registers;
   for (Gather& gi : p.gathers) gi.reg = next++;
@@ -535,22 +577,24 @@ bool plan(const FusedGroup& g, const KernelArgs& args, DType dtype, RunPlan<T>& 
 
 template <typename T>
 bool run_typed(const FusedGroup& g, KernelArgs& args, DType dtype, DimVector shape) {
-  RunPlan<T> p;
+  RunPlan<T>& p = scratch_plan<T>();
   p.shape = std::move(shape);
+  p.gathers.clear();
   if (!plan(g, args, dtype, p)) return false;
-  std::vector<Tensor> outs;
-  std::vector<void*> out_ptrs;
+  p.outs.clear();
+  p.out_ptrs.clear();
   for (uint32_t k = 0; k < args.num_outputs(); ++k) {
-    outs.push_back(Tensor::empty(p.shape, p.out_bool[k] ? DType::Bool : dtype_of<T>));
-    out_ptrs.push_back(outs.back().impl()->data());
+    p.outs.push_back(Tensor::empty(p.shape, p.out_bool >> k & 1 ? DType::Bool : dtype_of<T>));
+    p.out_ptrs.push_back(p.outs.back().impl()->data());
   }
-  ChunkRunner<T> runner(g, p, out_ptrs);
+  ChunkRunner<T> runner(g, p, p.out_ptrs);
   if (p.n < 2 * kParallelGrain) {
     runner.run(0, p.n);
   } else {
     parallel_for(p.n, kParallelGrain, [&](int64_t b, int64_t e) { runner.run(b, e); });
   }
-  for (uint32_t k = 0; k < args.num_outputs(); ++k) args.out(k) = IValue(std::move(outs[k]));
+  for (uint32_t k = 0; k < args.num_outputs(); ++k) args.out(k) = IValue(std::move(p.outs[k]));
+  p.outs.clear();
   return true;
 }
 
