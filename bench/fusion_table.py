@@ -37,6 +37,15 @@ def main(path):
         print(f"\nTSL vs eager: forward {eager / tsl:.2f}x faster, "
               f"forward+backward {eager_fb / tsl_fb:.2f}x faster")
     print("targets: forward within 1.5x of the bandwidth bound, at least 2x faster than eager")
+    # The second case: h = x + bias, where(h > 0, h, h * 0.1), x [4096, 1024].
+    print(f"\nbias broadcast + where mask ([4096, 1024] + [1024]; bound {bound_ms:.2f} ms):")
+    print(f"{'':16}{'forward ms':>12}{'x bound':>9}{'fwd+bwd ms':>12}")
+    for label, key in rows:
+        if (key, "bias_forward_ms") not in values:
+            continue
+        fwd = float(values[(key, "bias_forward_ms")])
+        fb = float(values[(key, "bias_forward_backward_ms")])
+        print(f"{label:16}{fwd:12.2f}{fwd / bound_ms:9.2f}{fb:12.2f}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #include "ir/autodiff/differentiate.h"
 #include "ir/autodiff/forward_mode.h"
 #include "ir/dot.h"
+#include "ir/passes/fuse_elementwise.h"
 #include "ir/passes/inline_calls.h"
 #include "ir/passes/pipeline.h"
 #include "ir/passes/pipeline_trace.h"
@@ -318,11 +319,12 @@ namespace {
 
 std::string node_count(size_t n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
 
-// Optimizes `g` in place (as Function::code() does to its copy) and returns the
-// comment line that says how many nodes the pipeline left.
+// Optimizes and fuses `g` in place (as Function::code() does to its copy: the graph
+// that runs) and returns the comment line that says how many nodes the pipeline left.
 std::string optimize_for_view(Graph& g) {
   size_t before = count_nodes(g);
   optimize(g);
+  fuse_elementwise(g);
   verify(g);
   return "# " + g.name() + " after the optimization pipeline: " + node_count(count_nodes(g)) +
          " (" + node_count(before) + " as written)\n";

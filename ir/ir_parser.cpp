@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "ir/ir_lexer.h"
+#include "ir/ir_parser_calls.h"
 #include "ir/schema.h"
 
 namespace tsl {
@@ -101,6 +102,7 @@ class IRParser {
   std::vector<std::unique_ptr<Graph>> parse_all() {
     std::vector<std::unique_ptr<Graph>> graphs;
     while (peek().kind != Tok::End) graphs.push_back(graph());
+    link_calls(graphs, calls_);
     return graphs;
   }
 
@@ -245,6 +247,7 @@ class IRParser {
     // Outputs are visible after the node's blocks, not inside them.
     for (size_t i = 0; i < outs.size(); ++i) make_visible(outs[i].name->text, n->output(i));
     check_node(n, op_tok, input_tokens);
+    if (op == OpId::CallFunction) calls_.push_back({n, range_of(op_tok)});
   }
 
   OpId lookup_op(const Token& t) const {
@@ -657,6 +660,7 @@ class IRParser {
   std::vector<std::vector<std::string>> scopes_;
   size_t next_temp_ = 0;
   int depth_ = 0;
+  std::vector<CallSite> calls_;  // every CallFunction, for link_calls
 };
 
 }  // namespace

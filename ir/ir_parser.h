@@ -30,6 +30,26 @@ namespace tsl {
 // printer would again call it `y.2`. Names are unique in a graph. The graph name is
 // everything between `graph ` and the parameter list, so `grad(f)` reads back.
 
+// Note [Calls in IR text]
+// A text may hold several graphs, and `CallFunction[name='g'](%x)` calls the graph
+// named `g` of the same text (before or after the caller):
+//
+//   graph g(%a : Tensor):
+//     %b : Tensor = relu(%a)
+//     return (%b)
+//
+//   graph f(%x : Tensor):
+//     %y : Tensor = CallFunction[name='g'](%x)
+//     return (%y)
+//
+// The parser links each such call to a copy of its callee (an object attribute, which
+// the printer leaves out, so printing gives the same text back); the `inline` pass
+// replaces the call by the callee's body. A call of a name that no graph of the text
+// has (a graph printed alone), or several, parses, and only inlining it is an error.
+// Calls with another number of inputs or outputs than the callee's, and recursive
+// calls, are compile errors at the call. `tsl --dump=ir` prints
+// every function, callees included, so its output inlines as it is.
+
 // Parses exactly one graph. Errors are compile-kind SourceErrors located in `text`
 // (`file:line:col: error: ...`); the result has passed verify().
 std::unique_ptr<Graph> parse_graph(std::string_view text, const std::string& filename = "<ir>");
@@ -37,5 +57,9 @@ std::unique_ptr<Graph> parse_graph(std::string_view text, const std::string& fil
 // Parses a file of zero or more graphs (what `tsl --dump=ir` prints).
 std::vector<std::unique_ptr<Graph>> parse_graphs(std::string_view text,
                                                  const std::string& filename = "<ir>");
+
+// The graph a call of parsed IR text calls (See Note [Calls in IR text]); a user error
+// when the text has no graph of its name. The callee lookup of the `inline` pass.
+const Graph* ir_text_callee(const Node* call);
 
 }  // namespace tsl

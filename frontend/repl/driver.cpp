@@ -35,7 +35,7 @@ const char* kUsage =
     "  -c CODE          run CODE as a script\n"
     "  --dump=ast FILE  print the syntax tree and exit\n"
     "  --dump=ir FILE   run FILE quietly, then print the IR of each function\n"
-    "  --dump=opt FILE  the same after the optimization pipeline (what runs)\n"
+    "  --dump=opt FILE  the same after the optimization pipeline and fusion (what runs)\n"
     "  --dump=grad FILE run FILE quietly, then print the gradient graph of each function\n"
     "                   (forward with its captured values, then backward)\n"
     "  --dump=opt-grad FILE  the gradient graphs after the optimization pipeline\n"
@@ -164,7 +164,8 @@ int run_quietly(CompilationUnit& unit, SourcePtr source) {
   return status;
 }
 
-// --dump=ir and --dump=opt: every function's graph as written or optimized.
+// --dump=ir and --dump=opt: every function's graph as written, or optimized and fused
+// (what runs).
 int dump_ir(CompilationUnit& unit, SourcePtr source, GraphView view) {
   if (int status = run_quietly(unit, source); status != kExitOk) return status;
   return run_guarded([&] {

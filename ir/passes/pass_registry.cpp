@@ -4,11 +4,13 @@
 #include <deque>
 #include <mutex>
 
+#include "ir/ir_parser.h"
 #include "ir/passes/canonicalize.h"
 #include "ir/passes/common_subexpression_elimination.h"
 #include "ir/passes/constant_folding.h"
 #include "ir/passes/dead_code_elimination.h"
 #include "ir/passes/fuse_elementwise.h"
+#include "ir/passes/inline_calls.h"
 #include "ir/passes/loop_invariant_code_motion.h"
 #include "ir/passes/pipeline.h"
 #include "ir/passes/propagate_shapes.h"
@@ -44,6 +46,8 @@ std::deque<PassInfo>& passes() {
        [](Graph& g) { optimize(g); }},
       {"fuse", "elementwise fusion: chains and trees of EW ops become one FusionGroup",
        [](Graph& g) { fuse_elementwise(g); }},
+      {"inline", "inlining: CallFunction nodes become the body of the IR text's graph they name",
+       [](Graph& g) { inline_calls(g, ir_text_callee); }},
   };
   return table;
 }

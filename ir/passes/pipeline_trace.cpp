@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ir/passes/fuse_elementwise.h"
 #include "ir/passes/pipeline.h"
 
 namespace tsl {
@@ -123,12 +124,9 @@ std::string trace_optimize(const Graph& g, PrintOptionsIR options) {
   std::string before = print_graph(*copy, options);
   size_t nodes_before = count_nodes(*copy);
   std::string out = "# " + copy->name() + ": " + nodes(nodes_before) + " before the pipeline\n";
-  int shown_round = 0;
-  optimize(*copy, [&](std::string_view pass, int round, bool changed, const Graph&) {
-    if (round != shown_round) {
-      out += "# round " + std::to_string(round) + "\n";
-      shown_round = round;
-    }
+  // One pass's line: "unchanged", or the node count and the diff against the graph
+  // before it.
+  auto show = [&](std::string_view pass, bool changed) {
     if (!changed) {
       out += "# " + std::string(pass) + ": unchanged\n";
       return;
@@ -138,7 +136,18 @@ std::string trace_optimize(const Graph& g, PrintOptionsIR options) {
     out += "# " + std::string(pass) + ": " + nodes(count_nodes(*copy)) + " after it\n";
     out += line_diff(before, after);
     before = std::move(after);
+  };
+  int shown_round = 0;
+  optimize(*copy, [&](std::string_view pass, int round, bool changed, const Graph&) {
+    if (round != shown_round) {
+      out += "# round " + std::to_string(round) + "\n";
+      shown_round = round;
+    }
+    show(pass, changed);
   });
+  // Function::code() fuses after the rounds: the graph that runs.
+  out += "# after the rounds\n";
+  show("fuse", fuse_elementwise(*copy));
   out += "# " + copy->name() + ": " + nodes(count_nodes(*copy)) + " after the pipeline (" +
          nodes(nodes_before) + " before)\n";
   return out;

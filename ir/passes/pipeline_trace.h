@@ -1,5 +1,5 @@
-// The pipeline watched pass by pass (the REPL's `:passes f`): the graph after every
-// pass that changed it, as a line diff of the printed IR against the graph before.
+// The pipeline watched pass by pass (the REPL's `:passes f`), fusion last: the graph
+// after every pass that changed it, as a line diff of the printed IR against the graph before.
 #pragma once
 
 #include <string>
@@ -8,8 +8,9 @@
 
 namespace tsl {
 
-// Runs optimize() on a copy of `g` and describes it: for each round, each pass that
-// changed the graph with the whole graph after it, its lines marked "- " (gone),
+// Runs optimize() on a copy of `g`, then fuse_elementwise() (what Function::code()
+// runs), and describes it: for each round, and for the fusion after the rounds, each
+// pass that changed the graph with the whole graph after it, its lines marked "- " (gone),
 // "+ " (new) or "  " (kept); each pass that changed nothing as "unchanged". Values
 // keep the names they print with in `g` from pass to pass, and values a pass makes
 // get new numbers, so the diff shows only what the pass did. `options` are the

@@ -156,9 +156,28 @@ TEST(Repl, PassesShowsEachPassThatChangedTheGraphAsADiff) {
       << licm_diff;
   EXPECT_NE(licm_diff.find("\n+   %7 : Tensor = mul(%a, %6)  # 4:17\n"), std::string::npos)
       << licm_diff;
-  // The last round changes nothing; every pass is listed as unchanged.
-  EXPECT_NE(o.find("# dce: unchanged\n# f: "), std::string::npos) << o;
+  // The last round changes nothing; every pass is listed as unchanged. Fusion comes
+  // after the rounds (nothing to fuse here: the loop keeps the adds apart).
+  EXPECT_NE(o.find("# dce: unchanged\n# after the rounds\n# fuse: unchanged\n# f: "),
+            std::string::npos)
+      << o;
   EXPECT_NE(o.find("nodes after the pipeline ("), std::string::npos) << o;
+}
+
+// :opt and :passes show what runs: the graph after fusion.
+TEST(Repl, OptAndPassesShowTheFusedGraph) {
+  Session s =
+      run("import torch\ndef h(x: Tensor) -> Tensor:\n    return torch.tanh(x) * x\n\n"
+          ":opt h\n:passes h\n");
+  EXPECT_EQ(s.err, "");
+  size_t passes = s.out.find("# h: ");
+  ASSERT_NE(passes, std::string::npos) << s.out;
+  std::string opt = s.out.substr(0, passes), trace = s.out.substr(passes);
+  EXPECT_NE(opt.find("= FusionGroup(%x)"), std::string::npos) << opt;
+  size_t fuse = trace.find("# after the rounds\n# fuse: ");
+  ASSERT_NE(fuse, std::string::npos) << trace;
+  EXPECT_NE(trace.find("+   %", fuse), std::string::npos) << trace;
+  EXPECT_NE(trace.find("= FusionGroup(%x)", fuse), std::string::npos) << trace;
 }
 
 TEST(Repl, OptAndPassesTakeGradientTransforms) {

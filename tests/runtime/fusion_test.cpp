@@ -1,7 +1,7 @@
 // FusionGroup at run time: the fused chunk loop gives the results of the unfused
 // kernels (bit for bit) for every op it knows, in float32 and float64, on one thread
-// and on several; inputs it cannot take (strided, broadcast, integer, other ops) take
-// the op-by-op fallback with the same results.
+// and on several, with bool values, broadcast and strided inputs; runs it cannot take
+// (integer or mixed dtypes, other ops) take the op-by-op fallback with the same results.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -137,9 +137,9 @@ void expect_fused_equals_plain(const std::string& body, uint64_t max_ulp) {
   }
 }
 
-const char* const kUnaryOps[] = {"exp",  "log",    "log1p", "expm1", "sin",   "cos",
-                                 "tanh", "sigmoid", "silu",  "neg",   "abs",   "sqrt",
-                                 "rsqrt", "square", "relu",  "reciprocal"};
+const char* const kUnaryOps[] = {"exp",   "log",     "log1p", "expm1",     "sin", "cos",
+                                 "tanh",  "sigmoid", "silu",  "neg",       "abs", "sqrt",
+                                 "rsqrt", "square",  "relu",  "reciprocal"};
 
 TEST(Fusion, UnaryOpsMatchTheKernels) {
   for (const char* op : kUnaryOps) {
@@ -237,28 +237,12 @@ void expect_fallback(const std::string& ir, const std::vector<IValue>& inputs) {
   }
 }
 
-TEST(Fusion, NonContiguousInputsFallBack) {
-  const std::string ir =
-      "graph f(%x : Tensor):\n"
-      "  %zero : int = Constant[value=0]()\n"
-      "  %one : int = Constant[value=1]()\n"
-      "  %t : Tensor = transpose(%x, %zero, %one)\n"
-      "  %e : Tensor = exp(%t)\n"
-      "  %y : Tensor = neg(%e)\n"
-      "  return (%y)\n";
-  Tensor x = matrix(300, 200, 5);
-  expect_fallback(ir, {IValue(x)});
-}
-
-TEST(Fusion, BroadcastingMixedDtypesAndIntsFallBack) {
+TEST(Fusion, MixedDtypesAndIntsFallBack) {
   const std::string ir =
       "graph f(%x : Tensor, %z : Tensor):\n"
       "  %p : Tensor = mul(%x, %z)\n"
       "  %y : Tensor = neg(%p)\n"
       "  return (%y)\n";
-  Tensor col = matrix(300, 1, 6);
-  Tensor row = matrix(1, 200, 7);
-  expect_fallback(ir, {IValue(col), IValue(row)});
   Tensor d = Tensor::from_vector(test_values<double>(200, 5, 8));
   Tensor f = tensor_of<float>(200, 5, 9);
   expect_fallback(ir, {IValue(f), IValue(d)});
@@ -267,15 +251,288 @@ TEST(Fusion, BroadcastingMixedDtypesAndIntsFallBack) {
 }
 
 TEST(Fusion, OpsWithoutAFusedFormFallBack) {
-  // where reads a bool mask, which the fused program does not hold.
   const std::string ir =
       "graph f(%x : Tensor):\n"
-      "  %zero : float = Constant[value=0.0]()\n"
-      "  %c : Tensor = gt(%x, %zero)\n"
-      "  %w : Tensor = where(%c, %x, %zero)\n"
-      "  %y : Tensor = neg(%w)\n"
+      "  %e : Tensor = erf(%x)\n"
+      "  %y : Tensor = neg(%e)\n"
       "  return (%y)\n";
   expect_fallback(ir, {IValue(tensor_of<float>(1000, 5, 10))});
+}
+
+// ---- Bool values, broadcasting and strided inputs ---------------------------------------
+
+// Whether two tensors have the same sizes, dtype and bits (NaNs of any payload equal).
+::testing::AssertionResult same_bits(const Tensor& a, const Tensor& b) {
+  if (a.sizes() != b.sizes() || a.dtype() != b.dtype()) {
+    return ::testing::AssertionFailure() << "shapes or dtypes differ: " << shape_str(a.sizes())
+                                         << " and " << shape_str(b.sizes());
+  }
+  uint64_t worst = 0;
+  if (a.dtype() == DType::Float32) {
+    worst = max_ulps<float>(a, b);
+  } else if (a.dtype() == DType::Float64) {
+    worst = max_ulps<double>(a, b);
+  } else {
+    Tensor ca = a.contiguous(), cb = b.contiguous();
+    size_t bytes = static_cast<size_t>(a.numel()) * element_size(a.dtype());
+    worst = std::memcmp(ca.impl()->data(), cb.impl()->data(), bytes) == 0 ? 0 : 1;
+  }
+  if (worst == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << worst << " ulps apart";
+}
+
+// Runs `ir` unfused and fused on one thread and on three; every output must have the
+// same bits, and the group must take the fused loop (or the fallback) every time.
+void expect_same_results(const std::string& ir, const std::vector<IValue>& inputs,
+                         bool expect_fused) {
+  int saved = num_threads();
+  for (int threads : {1, 3}) {
+    set_num_threads(threads);
+    Outcome o = run_both(ir, inputs);
+    EXPECT_EQ(o.fused_runs, expect_fused ? 1 : 0) << ir;
+    EXPECT_EQ(o.fallback_runs, expect_fused ? 0 : 1) << ir;
+    ASSERT_EQ(o.plain.size(), o.fused.size());
+    for (size_t i = 0; i < o.plain.size(); ++i) {
+      EXPECT_TRUE(same_bits(o.plain[i].to_tensor(), o.fused[i].to_tensor()))
+          << ir << "output " << i << ", " << threads << " threads";
+    }
+  }
+  set_num_threads(saved);
+}
+
+template <typename T>
+Tensor tensor_2d(int64_t rows, int64_t cols, double scale, uint64_t seed) {
+  std::vector<int64_t> sizes{rows, cols};
+  return Tensor::from_vector(test_values<T>(rows * cols, scale, seed), sizes);
+}
+
+// A bool tensor of `n` elements, true where the pattern says.
+Tensor bool_tensor(std::span<const int64_t> sizes, uint64_t seed) {
+  Tensor t = Tensor::empty(sizes, DType::Bool);
+  bool* p = static_cast<bool*>(t.impl()->data());
+  for (int64_t i = 0; i < t.numel(); ++i)
+    p[i] = ((static_cast<uint64_t>(i) * 2654435761u + seed) >> 7) & 1;
+  return t;
+}
+
+const char* const kCompareOps[] = {"eq", "ne",          "lt",         "le",         "gt",
+                                   "ge", "logical_and", "logical_or", "logical_xor"};
+
+// Test values rounded to integers, so that equal elements occur (NaN and infinities kept).
+template <typename T>
+Tensor rounded_tensor_of(int64_t n, double scale, uint64_t seed) {
+  std::vector<T> v = test_values<T>(n, scale, seed);
+  for (T& e : v) e = std::round(e);
+  return Tensor::from_vector(v);
+}
+
+// Comparisons give bool registers; where reads them; bool results are stored as bools.
+template <typename T>
+void check_comparisons_and_where(int64_t n) {
+  std::vector<IValue> inputs{IValue(rounded_tensor_of<T>(n, 3, 11)),
+                             IValue(rounded_tensor_of<T>(n, 3, 12))};
+  for (const char* op : kCompareOps) {
+    std::string ir = std::string(
+                         "graph f(%x : Tensor, %z : Tensor):\n"
+                         "  %c : Tensor = ") +
+                     op +
+                     "(%x, %z)\n"
+                     "  %w : Tensor = where(%c, %x, %z)\n"
+                     "  %y : Tensor = sigmoid(%w)\n"
+                     "  return (%y, %c)\n";
+    expect_same_results(ir, inputs, true);
+  }
+}
+
+TEST(Fusion, ComparisonsAndWhereMatchTheKernels) {
+  for (int64_t n : {int64_t{1000}, int64_t{3 * kParallelGrain + 17}}) {
+    check_comparisons_and_where<float>(n);
+    check_comparisons_and_where<double>(n);
+  }
+}
+
+TEST(Fusion, ComparisonsWithNumbersAndPredicatesMatch) {
+  const char* bodies[] = {
+      // leaky relu as written by hand, and relu's gradient.
+      "  %c : Tensor = gt(%m, %zero)\n  %s : Tensor = mul(%m, %tenth)\n"
+      "  %y : Tensor = where(%c, %m, %s)\n",
+      "  %r : Tensor = relu(%m)\n  %c : Tensor = gt(%r, %zero)\n"
+      "  %y : Tensor = where(%c, %x2, %zero)\n",
+      // A bool register in arithmetic: 0 or 1 in T.
+      "  %c : Tensor = ge(%m, %x2)\n  %y : Tensor = mul(%c, %x2)\n",
+      "  %c : Tensor = lt(%three, %m)\n  %d : Tensor = logical_not(%c)\n"
+      "  %y : Tensor = add(%d, %m, %one)\n",
+      "  %c : Tensor = isnan(%m)\n  %d : Tensor = isinf(%m)\n"
+      "  %e : Tensor = logical_or(%c, %d)\n  %y : Tensor = where(%e, %zero, %m)\n",
+      "  %c : Tensor = isfinite(%m)\n  %d : Tensor = eq(%c, %c)\n"
+      "  %y : Tensor = where(%d, %m, %x2)\n",
+  };
+  for (const char* body : bodies) {
+    std::string ir = std::string(
+                         "graph f(%x : Tensor, %x2 : Tensor):\n"
+                         "  %one : int = Constant[value=1]()\n"
+                         "  %three : int = Constant[value=3]()\n"
+                         "  %zero : float = Constant[value=0.0]()\n"
+                         "  %tenth : float = Constant[value=0.1]()\n"
+                         "  %m : Tensor = mul(%x, %tenth)\n") +
+                     body + "  return (%y)\n";
+    for (int64_t n : {int64_t{1000}, int64_t{3 * kParallelGrain + 17}}) {
+      expect_same_results(
+          ir, {IValue(tensor_of<float>(n, 120, 1)), IValue(tensor_of<float>(n, 3, 2))}, true);
+      expect_same_results(
+          ir, {IValue(tensor_of<double>(n, 120, 1)), IValue(tensor_of<double>(n, 3, 2))}, true);
+    }
+  }
+}
+
+// where with two numbers gives the default dtype, float32: fused for float32 runs, the
+// fallback for float64 (the kernel's float32 result promotes in the product).
+TEST(Fusion, WhereOfTwoNumbersGivesFloat32) {
+  const std::string ir =
+      "graph f(%x : Tensor, %g : Tensor):\n"
+      "  %zero : float = Constant[value=0.0]()\n"
+      "  %one : float = Constant[value=1.0]()\n"
+      "  %slope : float = Constant[value=0.01]()\n"
+      "  %c : Tensor = gt(%x, %zero)\n"
+      "  %d : Tensor = where(%c, %one, %slope)\n"
+      "  %y : Tensor = mul(%g, %d)\n"
+      "  return (%y)\n";
+  int64_t n = 5000;
+  expect_same_results(ir, {IValue(tensor_of<float>(n, 3, 1)), IValue(tensor_of<float>(n, 3, 2))},
+                      true);
+  expect_same_results(ir, {IValue(tensor_of<double>(n, 3, 1)), IValue(tensor_of<double>(n, 3, 2))},
+                      false);
+}
+
+// A bool tensor input (a mask saved by the forward pass) is gathered as 0 or 1; bool
+// with a number or bool minus anything take the fallback (other dtypes, errors).
+TEST(Fusion, BoolTensorInputs) {
+  std::vector<int64_t> sizes{3 * kParallelGrain + 5};
+  Tensor mask = bool_tensor(sizes, 3);
+  Tensor x = tensor_of<float>(sizes[0], 3, 4);
+  expect_same_results(
+      "graph f(%c : Tensor, %x : Tensor):\n"
+      "  %zero : float = Constant[value=0.0]()\n"
+      "  %w : Tensor = where(%c, %x, %zero)\n"
+      "  %y : Tensor = mul(%w, %c)\n"
+      "  return (%y)\n",
+      {IValue(mask), IValue(x)}, true);
+  expect_same_results(
+      "graph f(%c : Tensor, %d : Tensor):\n"
+      "  %e : Tensor = logical_xor(%c, %d)\n"
+      "  %y : Tensor = logical_not(%e)\n"
+      "  return (%y)\n",
+      {IValue(mask), IValue(bool_tensor(sizes, 5))}, true);
+  const std::string with_number =
+      "graph f(%c : Tensor, %x : Tensor):\n"
+      "  %half : float = Constant[value=0.5]()\n"
+      "  %h : Tensor = mul(%c, %half)\n"
+      "  %y : Tensor = add(%h, %x, %half)\n"
+      "  return (%y)\n";
+  expect_same_results(with_number, {IValue(mask), IValue(x)}, false);
+}
+
+// Inputs that broadcast to the result's shape: a bias [N], a column [B, 1], a single
+// element, an outer product of [B, 1] and [1, N], in 2-D and 3-D, over row and chunk
+// boundaries.
+template <typename T>
+void check_broadcasts() {
+  const std::string bias_ir =
+      "graph f(%x : Tensor, %b : Tensor):\n"
+      "  %one : int = Constant[value=1]()\n"
+      "  %s : Tensor = add(%x, %b, %one)\n"
+      "  %t : Tensor = tanh(%s)\n"
+      "  %y : Tensor = mul(%t, %b)\n"
+      "  return (%y, %s)\n";
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{7, 333}, {1000, 100}, {5, 1}}) {
+    Tensor x = tensor_2d<T>(rows, cols, 5, 1);
+    expect_same_results(bias_ir, {IValue(x), IValue(tensor_of<T>(cols, 2, 2))}, true);
+    expect_same_results(bias_ir, {IValue(x), IValue(tensor_2d<T>(rows, 1, 2, 3))}, true);
+    expect_same_results(bias_ir, {IValue(x), IValue(tensor_2d<T>(1, 1, 2, 4))}, true);
+  }
+  const std::string outer_ir =
+      "graph f(%a : Tensor, %b : Tensor):\n"
+      "  %p : Tensor = mul(%a, %b)\n"
+      "  %y : Tensor = relu(%p)\n"
+      "  return (%y)\n";
+  expect_same_results(
+      outer_ir, {IValue(tensor_2d<T>(300, 1, 5, 6)), IValue(tensor_2d<T>(1, 700, 5, 7))}, true);
+  const std::string three_ir =
+      "graph f(%x : Tensor, %u : Tensor, %v : Tensor):\n"
+      "  %none : None = Constant[value=None]()\n"
+      "  %one : int = Constant[value=1]()\n"
+      "  %s : Tensor = sub(%x, %u, %one)\n"
+      "  %e : Tensor = exp(%s)\n"
+      "  %y : Tensor = div(%e, %v, %none)\n"
+      "  return (%y)\n";
+  std::vector<int64_t> big{9, 37, 300}, mid{37, 1}, low{1, 1, 300};
+  expect_same_results(three_ir,
+                      {IValue(Tensor::from_vector(test_values<T>(9 * 37 * 300, 5, 8), big)),
+                       IValue(Tensor::from_vector(test_values<T>(37, 5, 9), mid)),
+                       IValue(Tensor::from_vector(test_values<T>(300, 5, 10), low))},
+                      true);
+}
+
+TEST(Fusion, BroadcastInputsMatchTheKernels) {
+  check_broadcasts<float>();
+  check_broadcasts<double>();
+}
+
+// A SIMD op (exp, tanh, ...) on a value of a smaller shape than the result would see
+// its elements at other positions than the unfused kernel (whose SIMD and scalar paths
+// differ by an ulp): such runs take the fallback, as do outputs of a smaller shape.
+TEST(Fusion, SmallerShapesForSimdOpsOrOutputsFallBack) {
+  Tensor x = tensor_2d<float>(100, 300, 5, 1);
+  Tensor b = tensor_of<float>(300, 5, 2);
+  expect_same_results(
+      "graph f(%x : Tensor, %b : Tensor):\n"
+      "  %half : float = Constant[value=0.5]()\n"
+      "  %h : Tensor = mul(%b, %half)\n"
+      "  %e : Tensor = exp(%h)\n"
+      "  %y : Tensor = mul(%x, %e)\n"
+      "  return (%y)\n",
+      {IValue(x), IValue(b)}, false);
+  expect_same_results(
+      "graph f(%x : Tensor, %b : Tensor):\n"
+      "  %half : float = Constant[value=0.5]()\n"
+      "  %h : Tensor = mul(%b, %half)\n"
+      "  %y : Tensor = mul(%x, %h)\n"
+      "  return (%y, %h)\n",
+      {IValue(x), IValue(b)}, false);
+  // Without the smaller output the same group fuses.
+  expect_same_results(
+      "graph f(%x : Tensor, %b : Tensor):\n"
+      "  %half : float = Constant[value=0.5]()\n"
+      "  %h : Tensor = mul(%b, %half)\n"
+      "  %y : Tensor = mul(%x, %h)\n"
+      "  return (%y)\n",
+      {IValue(x), IValue(b)}, true);
+}
+
+// Strided inputs (a transpose) are gathered through their strides. The unfused SIMD
+// kernels (exp, tanh, ...) take their scalar path for strided inputs, so a SIMD op
+// reading a strided input directly takes the fallback.
+TEST(Fusion, NonContiguousInputsAreGathered) {
+  const std::string head =
+      "graph f(%x : Tensor, %b : Tensor):\n"
+      "  %zero : int = Constant[value=0]()\n"
+      "  %one : int = Constant[value=1]()\n"
+      "  %t : Tensor = transpose(%x, %zero, %one)\n";
+  const std::string ir = head +
+                         "  %s : Tensor = add(%t, %b, %one)\n"
+                         "  %e : Tensor = exp(%s)\n"
+                         "  %y : Tensor = neg(%e)\n"
+                         "  return (%y)\n";
+  expect_same_results(ir, {IValue(matrix(300, 200, 5)), IValue(tensor_of<float>(300, 2, 6))}, true);
+  // float64, and a column [200, 1] against the transposed [200, 300].
+  Tensor xd = tensor_2d<double>(300, 200, 5, 7);
+  expect_same_results(ir, {IValue(xd), IValue(tensor_2d<double>(200, 1, 2, 8))}, true);
+  const std::string simd_on_strided = head +
+                                      "  %e : Tensor = exp(%t)\n"
+                                      "  %y : Tensor = add(%e, %b, %one)\n"
+                                      "  return (%y)\n";
+  expect_same_results(simd_on_strided,
+                      {IValue(matrix(300, 200, 5)), IValue(tensor_of<float>(300, 2, 6))}, false);
 }
 
 TEST(Fusion, ErrorsAreTheKernelsErrors) {
@@ -291,9 +548,7 @@ TEST(Fusion, ErrorsAreTheKernelsErrors) {
     run_code(g, inputs);
     FAIL() << "expected a shape error";
   } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("shapes [3] and [4]"),
-              std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("shapes [3] and [4]"), std::string::npos) << e.what();
   }
 }
 

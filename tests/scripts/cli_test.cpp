@@ -264,7 +264,7 @@ TEST(CommandLine, DumpOptParsesBackAndEqualsThePassesOnTheIR) {
   fs::path opt_ir = write_temp("opt.ir", opt.out);
   fs::path plain_ir = write_temp("plain.ir", ir.out);
   Result back = tsl("--ir " + quote(opt_ir.string()));
-  Result passes = tsl("--ir " + quote(plain_ir.string()) + " --passes=optimize");
+  Result passes = tsl("--ir " + quote(plain_ir.string()) + " --passes=optimize,fuse");
   fs::remove(opt_ir);
   fs::remove(plain_ir);
   EXPECT_EQ(back.status, 0) << back.err;
@@ -272,6 +272,28 @@ TEST(CommandLine, DumpOptParsesBackAndEqualsThePassesOnTheIR) {
   EXPECT_EQ(passes.status, 0) << passes.err;
   EXPECT_EQ(passes.out, without_comment_lines(opt.out));
   EXPECT_EQ(opt.out.find("If("), std::string::npos) << opt.out;  // folded: 2 > 1
+  // What runs: `t = x * x; t + t` is one FusionGroup.
+  EXPECT_NE(opt.out.find("= FusionGroup(%x)"), std::string::npos) << opt.out;
+}
+
+// --dump=ir prints every function, callees too, so its calls inline through --ir.
+TEST(CommandLine, DumpIrInlinesThroughTheInlinePass) {
+  fs::path p = write_temp("calls.tsl",
+                          "import torch\n\n"
+                          "def g(a: Tensor) -> Tensor:\n"
+                          "    return torch.relu(a) * 2.0\n\n"
+                          "def f(x: Tensor) -> Tensor:\n"
+                          "    return g(x) + g(-x)\n");
+  Result ir = tsl("--dump=ir " + quote(p.string()));
+  fs::remove(p);
+  ASSERT_EQ(ir.status, 0) << ir.err;
+  EXPECT_EQ(count_of(ir.out, "CallFunction[name='g']"), 2u) << ir.out;
+  fs::path dumped = write_temp("calls.ir", ir.out);
+  Result inlined = tsl("--ir " + quote(dumped.string()) + " --passes=inline");
+  fs::remove(dumped);
+  ASSERT_EQ(inlined.status, 0) << inlined.err;
+  EXPECT_EQ(inlined.out.find("CallFunction"), std::string::npos) << inlined.out;
+  EXPECT_EQ(count_of(inlined.out, "= relu("), 3u) << inlined.out;  // g's own and two copies
 }
 
 // Issue 5: a two-layer net's forward+backward graph before and after the pipeline.

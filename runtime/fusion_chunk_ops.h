@@ -1,0 +1,154 @@
+// The loops of the fused program over one chunk (fusion_loop.cpp): each op over a
+// whole chunk with the formulas of the unfused CPU kernels, and the gather of broadcast
+// or strided inputs. Included by fusion_loop.cpp only.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+// GCC 12 reports false -W(maybe-)uninitialized warnings inside its own AVX-512 intrinsics
+// (_mm512_undefined_*, GCC bug 105593) when Eigen's packet math is inlined here.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <Eigen/Core>
+
+#include "runtime/tensor/dim_vector.h"
+
+namespace tsl::fusion {
+
+// A chunk-wide operand: `p` points at m elements, or is null and `s` is the value.
+template <typename T>
+struct Src {
+  const T* p;
+  T s;
+};
+
+template <typename T>
+using ArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <typename T>
+using MutArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+// Whether some element is NaN or has |x| >= bound (a positive float): !(|x| < bound)
+// compared on the bits, which order like the values for positive floats (NaNs above
+// infinity), so that the loop vectorizes.
+template <typename T>
+bool any_outside(const T* src, int64_t m, T bound) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const U magnitude = std::numeric_limits<U>::max() >> 1;
+  const U limit = std::bit_cast<U>(bound);
+  U seen = 0;
+  for (int64_t i = 0; i < m; ++i) seen |= U((std::bit_cast<U>(src[i]) & magnitude) >= limit);
+  return seen != 0;
+}
+
+// dst = aop(src) through Eigen's SIMD forms, redoing |x| >= limit and NaN with the
+// scalar `op`, exactly as map_contiguous in elementwise_unary.cpp.
+template <typename T, typename Op, typename ArrayOp>
+void simd_unary(T* dst, const T* src, int64_t m, double limit, Op op, ArrayOp aop) {
+  const T bound = static_cast<T>(std::is_same_v<T, double> ? limit * 8 : limit);
+  MutArrayMap<T>(dst, m) = aop(ArrayMap<T>(src, m));
+  if (!any_outside(src, m, bound)) return;
+  for (int64_t i = 0; i < m; ++i) {
+    if (!(std::abs(src[i]) < bound)) dst[i] = op(src[i]);
+  }
+}
+
+template <typename T>
+void fill(T* dst, int64_t m, T v) {
+  for (int64_t i = 0; i < m; ++i) dst[i] = v;
+}
+
+// dst = op(a); a scalar operand (a single element broadcast) is spread over dst first.
+template <typename T, typename Op>
+void scalar_unary(T* dst, Src<T> a, int64_t m, Op op) {
+  const T* x = a.p;
+  if (!x) {
+    fill(dst, m, a.s);
+    x = dst;
+  }
+  for (int64_t i = 0; i < m; ++i) dst[i] = op(x[i]);
+}
+
+template <typename T, typename Op>
+void scalar_binary(T* dst, Src<T> a, Src<T> b, int64_t m, Op op) {
+  if (a.p && b.p) {
+    for (int64_t i = 0; i < m; ++i) dst[i] = op(a.p[i], b.p[i]);
+  } else if (a.p) {
+    T s = b.s;
+    for (int64_t i = 0; i < m; ++i) dst[i] = op(a.p[i], s);
+  } else if (b.p) {
+    T s = a.s;
+    for (int64_t i = 0; i < m; ++i) dst[i] = op(s, b.p[i]);
+  } else {
+    fill(dst, m, static_cast<T>(op(a.s, b.s)));
+  }
+}
+
+// Calls f with an accessor i -> element i of the operand, specialized for a pointer
+// and for a scalar so that the loops stay simple.
+template <typename T, typename F>
+void with_reader(Src<T> s, F f) {
+  if (s.p) {
+    const T* p = s.p;
+    f([p](int64_t i) { return p[i]; });
+  } else {
+    T v = s.s;
+    f([v](int64_t) { return v; });
+  }
+}
+
+// where_into in loops.h: cond ? self : other; the condition holds 0 or 1.
+template <typename T>
+void where_select(T* dst, Src<T> cond, Src<T> a, Src<T> b, int64_t m) {
+  with_reader(cond, [&](auto c) {
+    with_reader(a, [&](auto x) {
+      with_reader(b, [&](auto y) {
+        for (int64_t i = 0; i < m; ++i) dst[i] = c(i) != T(0) ? x(i) : y(i);
+      });
+    });
+  });
+}
+
+// Copies elements [c, c + m) of the result from a broadcast, strided or bool input
+// into dst (bools as 0 or 1), walking the result's index space row by row.
+template <typename T, typename U>
+void gather_typed(T* dst, const U* base, const DimVector& sizes, const DimVector& strides,
+                  int64_t c, int64_t m) {
+  size_t r = sizes.size();
+  DimVector idx(r, 0);
+  int64_t off = 0, rem = c;
+  for (size_t d = r; d-- > 0;) {
+    idx.data()[d] = rem % sizes[d];
+    rem /= sizes[d];
+    off += idx[d] * strides[d];
+  }
+  const int64_t inner = sizes[r - 1], step = strides[r - 1];
+  for (int64_t done = 0;;) {
+    int64_t run = std::min(inner - idx[r - 1], m - done);
+    const U* src = base + off;
+    T* out = dst + done;
+    if (step == 0) {
+      fill(out, run, static_cast<T>(src[0]));
+    } else if (step == 1) {
+      for (int64_t i = 0; i < run; ++i) out[i] = static_cast<T>(src[i]);
+    } else {
+      for (int64_t i = 0; i < run; ++i) out[i] = static_cast<T>(src[i * step]);
+    }
+    done += run;
+    if (done == m) return;
+    // The row is done: carry into the outer dims.
+    off -= idx[r - 1] * step;  // back to the row's start
+    idx.data()[r - 1] = 0;
+    for (size_t d = r - 1; d-- > 0;) {
+      off += strides[d];
+      if (++idx.data()[d] < sizes[d]) break;
+      off -= sizes[d] * strides[d];
+      idx.data()[d] = 0;
+    }
+  }
+}
+
+}  // namespace tsl::fusion

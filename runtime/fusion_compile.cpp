@@ -1,0 +1,265 @@
+// Compiling a FusionGroup's block: the straight-line program over chunk registers that
+// the fused loop runs, and the list of kernels of the fallback. See Note [Running a
+// FusionGroup] in fusion.h.
+#include <unordered_map>
+
+#include "runtime/fusion_program.h"
+
+namespace tsl::fusion {
+namespace {
+
+bool op_of(OpId id, FOp& op) {
+  switch (id) {
+#define TSL_FUSED(name, fop) \
+  case OpId::name:           \
+    op = FOp::fop;           \
+    return true;
+    TSL_FUSED(exp, Exp)
+    TSL_FUSED(log, Log)
+    TSL_FUSED(log1p, Log1p)
+    TSL_FUSED(expm1, Expm1)
+    TSL_FUSED(sin, Sin)
+    TSL_FUSED(cos, Cos)
+    TSL_FUSED(reciprocal, Reciprocal)
+    TSL_FUSED(tanh, Tanh)
+    TSL_FUSED(sigmoid, Sigmoid)
+    TSL_FUSED(silu, Silu)
+    TSL_FUSED(neg, Neg)
+    TSL_FUSED(abs, Abs)
+    TSL_FUSED(sqrt, Sqrt)
+    TSL_FUSED(rsqrt, Rsqrt)
+    TSL_FUSED(square, Square)
+    TSL_FUSED(relu, Relu)
+    TSL_FUSED(leaky_relu, LeakyRelu)
+    TSL_FUSED(clamp, Clamp)
+    TSL_FUSED(clip, Clamp)
+    TSL_FUSED(add, Add)
+    TSL_FUSED(sub, Sub)
+    TSL_FUSED(mul, Mul)
+    TSL_FUSED(div, Div)
+    TSL_FUSED(eq, Eq)
+    TSL_FUSED(ne, Ne)
+    TSL_FUSED(lt, Lt)
+    TSL_FUSED(le, Le)
+    TSL_FUSED(gt, Gt)
+    TSL_FUSED(ge, Ge)
+    TSL_FUSED(logical_and, LogicalAnd)
+    TSL_FUSED(logical_or, LogicalOr)
+    TSL_FUSED(logical_xor, LogicalXor)
+    TSL_FUSED(logical_not, LogicalNot)
+    TSL_FUSED(isnan, IsNan)
+    TSL_FUSED(isinf, IsInf)
+    TSL_FUSED(isfinite, IsFinite)
+    TSL_FUSED(where, Where)
+#undef TSL_FUSED
+    default:
+      return false;
+  }
+}
+
+// The number of inputs of each fused op: tensor operands, then scalar arguments.
+size_t arity(FOp op) {
+  switch (op) {
+    case FOp::LeakyRelu:
+    case FOp::Mul:
+      return 2;
+    case FOp::Clamp:
+    case FOp::Add:
+    case FOp::Sub:
+    case FOp::Div:
+    case FOp::Where:
+      return 3;
+    default:
+      return is_compare(op) ? 2 : 1;
+  }
+}
+
+// The number of tensor operands (the others are scalar arguments).
+size_t tensor_operands(FOp op) {
+  if (op == FOp::Where) return 3;
+  return is_arith(op) || is_compare(op) ? 2 : 1;
+}
+
+bool constant_none(const Value* v) {
+  return v->node()->op() == OpId::Constant && v->node()->attr("value").is_none();
+}
+
+class GroupCompiler {
+ public:
+  explicit GroupCompiler(const Node* n) : block_(n->block(0)) {}
+
+  IntrusivePtr<FusedGroup> compile() {
+    group_ = IntrusivePtr<FusedGroup>(new FusedGroup());
+    ensure_kernels_registered();
+    compile_fallback();
+    group_->fusable = block_->params().size() <= 64 && compile_fused();
+    return group_;
+  }
+
+ private:
+  void compile_fallback() {
+    FusedGroup& g = *group_;
+    g.num_inputs = static_cast<uint32_t>(block_->params().size());
+    for (const Value* p : block_->params()) slot(p);
+    for (const Node* m : *block_) {
+      if (m->op() == OpId::Constant) {
+        g.constants.emplace_back(slot(m->output()), m->attr("value"));
+        continue;
+      }
+      FallbackStep s;
+      s.fn = lookup_kernel(DeviceType::CPU, m->op()).fn;
+      TSL_INTERNAL_ASSERT(s.fn != nullptr, "no CPU kernel for ", m->info().name);
+      for (const Value* v : m->inputs()) s.ins.push_back(slot(v));
+      for (const Value* v : m->outputs()) s.outs.push_back(slot(v));
+      g.fallback.push_back(std::move(s));
+    }
+    for (const Value* r : block_->returns()) g.return_slots.push_back(slot(r));
+    g.num_slots = static_cast<uint32_t>(slots_.size());
+  }
+
+  uint32_t slot(const Value* v) {
+    auto it = slots_.find(v);
+    if (it != slots_.end()) return it->second;
+    uint32_t s = static_cast<uint32_t>(slots_.size());
+    slots_.emplace(v, s);
+    return s;
+  }
+
+  // A tensor or scalar operand; false when the program cannot read it.
+  bool operand(const Value* v, Operand& out) {
+    const Node* def = v->node();
+    if (def == block_->param_node()) {
+      out.kind = Operand::Kind::Input;
+      out.index = static_cast<uint32_t>(v->offset());
+      return true;
+    }
+    if (def->op() == OpId::Constant) {
+      const IValue& c = def->attr("value");
+      if (c.is_none()) return true;                     // Kind::None
+      if (!c.is_int() && !c.is_double()) return false;  // bool alphas are errors
+      out.kind = Operand::Kind::Imm;
+      out.imm_is_int = c.is_int();
+      out.imm = c.to_double();
+      return true;
+    }
+    auto it = value_steps_.find(v);
+    if (it == value_steps_.end()) return false;
+    out.kind = Operand::Kind::Reg;
+    out.index = it->second;
+    return true;
+  }
+
+  // The tensor operands: each present, a tensor or number, not all constants.
+  bool tensor_operands_of(const Node* m, Step& s) {
+    Operand* ops[] = {&s.a, &s.b, &s.c};
+    size_t count = tensor_operands(s.op);
+    bool reads_tensor = false;
+    for (size_t k = 0; k < count; ++k) {
+      Operand& o = *ops[k];
+      if (!operand(m->input(k), o) || o.kind == Operand::Kind::None) return false;
+      if (o.kind == Operand::Kind::Input) {
+        const TypePtr& t = block_->params()[o.index]->type();
+        if (!t->is_tensor() && !t->is_number()) return false;
+      }
+      reads_tensor |= o.kind != Operand::Kind::Imm;
+    }
+    return reads_tensor;
+  }
+
+  // A scalar argument: a constant, None or a group input (checked at run time).
+  bool scalar_operand(const Value* v, Operand& o) {
+    if (!operand(v, o) || o.kind == Operand::Kind::Reg) return false;
+    if (o.kind != Operand::Kind::Input) return true;
+    const TypePtr& t = block_->params()[o.index]->type();
+    return t->is_number() || t->kind() == TypeKind::Optional;
+  }
+
+  bool scalar_arguments_of(const Node* m, Step& s) {
+    switch (s.op) {
+      case FOp::Add:
+      case FOp::Sub:
+        return scalar_operand(m->input(2), s.s0) && s.s0.kind != Operand::Kind::None;
+      case FOp::Div:
+        return constant_none(m->input(2));  // only true division (rounding_mode=None)
+      case FOp::LeakyRelu:
+        return scalar_operand(m->input(1), s.s0) && s.s0.kind != Operand::Kind::None;
+      case FOp::Clamp:
+        // Both bounds None is an error (the fallback reports it); an input may be None.
+        return scalar_operand(m->input(1), s.s0) && scalar_operand(m->input(2), s.s1) &&
+               (s.s0.kind != Operand::Kind::None || s.s1.kind != Operand::Kind::None);
+      default:
+        return true;
+    }
+  }
+
+  bool compile_node(const Node* m) {
+    if (m->op() == OpId::Constant) return true;
+    Step s;
+    if (!op_of(m->op(), s.op) || m->inputs().size() != arity(s.op)) return false;
+    if (!tensor_operands_of(m, s) || !scalar_arguments_of(m, s)) return false;
+    s.dst = static_cast<uint32_t>(group_->steps.size());
+    value_steps_.emplace(m->output(), s.dst);
+    group_->steps.push_back(s);
+    return true;
+  }
+
+  bool compile_fused() {
+    for (const Node* m : *block_) {
+      if (!compile_node(m)) return false;
+    }
+    for (const Value* r : block_->returns()) {
+      auto it = value_steps_.find(r);
+      if (it == value_steps_.end()) return false;
+      group_->return_steps.push_back(it->second);
+    }
+    return allocate_registers();
+  }
+
+  // Maps the program's values (one per step) onto few chunk registers: a register is
+  // reused once its value is dead. A destination never shares a register with its
+  // own operands (the scalar redo of the SIMD ops rereads the operand).
+  bool allocate_registers() {
+    FusedGroup& g = *group_;
+    size_t n = g.steps.size();
+    std::vector<size_t> last_use(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      last_use[i] = i;
+      for (const Operand* o : {&g.steps[i].a, &g.steps[i].b, &g.steps[i].c}) {
+        if (o->kind == Operand::Kind::Reg) last_use[o->index] = i;
+      }
+    }
+    for (uint32_t r : g.return_steps) last_use[r] = n;  // live to the end
+    std::vector<uint32_t> phys(n);
+    std::vector<uint32_t> free_regs;
+    uint32_t count = 0;
+    for (size_t i = 0; i < n; ++i) {
+      Step& s = g.steps[i];
+      for (Operand* o : {&s.a, &s.b, &s.c}) {
+        if (o->kind == Operand::Kind::Reg) o->index = phys[o->index];
+      }
+      if (free_regs.empty()) free_regs.push_back(count++);
+      phys[i] = free_regs.back();
+      free_regs.pop_back();
+      s.dst = phys[i];
+      // Values whose last use is this step die after it.
+      for (size_t j = 0; j < i; ++j) {
+        if (last_use[j] == i) free_regs.push_back(phys[j]);
+      }
+      if (last_use[i] == i) free_regs.push_back(phys[i]);
+    }
+    for (uint32_t r : g.return_steps) g.return_regs.push_back(phys[r]);
+    g.num_registers = count;
+    return count <= kMaxProgramRegisters;
+  }
+
+  const Block* block_;
+  IntrusivePtr<FusedGroup> group_;
+  std::unordered_map<const Value*, uint32_t> slots_;
+  std::unordered_map<const Value*, uint32_t> value_steps_;  // the step computing a value
+};
+
+}  // namespace
+
+IntrusivePtr<FusedGroup> compile_group(const Node* n) { return GroupCompiler(n).compile(); }
+
+}  // namespace tsl::fusion

@@ -1,0 +1,611 @@
+// The fused chunk loop of a FusionGroup: checks one run's inputs (plan), then runs the
+// program over the result in chunks. See Note [Running a FusionGroup] in fusion.h.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include "runtime/fusion_chunk_ops.h"
+#include "runtime/fusion_program.h"
+#include "runtime/tensor/parallel.h"
+
+namespace tsl::fusion {
+namespace {
+
+// ---- The plan of one run ----------------------------------------------------------------
+//
+// Planning runs on every call, so it avoids the heap where it can: small tensors
+// spend most of their time here (bench/dispatch.sh).
+
+// What a value is in one run: a tensor of the run's floating dtype T, a bool tensor,
+// or a Python number. See Note [Bool values in the fused program].
+enum class VKind : uint8_t { Float, Bool, IntNum, FloatNum, BoolNum };
+
+bool is_tensor_kind(VKind k) { return k == VKind::Float || k == VKind::Bool; }
+
+struct ValueInfo {
+  VKind kind = VKind::Float;
+  bool full = false;  // a tensor of the result's shape
+  // A contiguous tensor of the result's shape: an input read in place, or a value the
+  // group computes (the unfused kernels give contiguous results). The unfused SIMD
+  // kernels take their scalar path for strided inputs, so the fused SIMD ops read
+  // only these.
+  bool contiguous = false;
+  int16_t shape = -1;  // a smaller tensor's shape, as an index into `Shapes`
+};
+
+// The shapes of the values smaller than the result (few: broadcast inputs).
+using Shapes = std::vector<DimVector>;
+
+// How the loop reads a group input: in place (contiguous, T, the result's shape), as
+// a scalar (numbers, single elements), or gathered per chunk into a register
+// (broadcast, strided or bool tensors).
+enum class InputMode : uint8_t { Unused, Direct, Scalar, Gathered };
+
+template <typename T>
+struct InputPlan {
+  InputMode mode = InputMode::Unused;
+  uint32_t gather = 0;  // the index in RunPlan::gathers of a gathered input
+  const T* ptr = nullptr;
+  T scalar = T(0);
+};
+
+struct Gather {
+  uint32_t reg = 0;
+  const void* base = nullptr;
+  bool is_bool = false;
+  DimVector strides;  // per dim of the result; 0 where the input broadcasts
+};
+
+// A step's scalar arguments for this run (alpha; clamp's bounds; the slope).
+template <typename T>
+struct ScalarArgs {
+  T s0 = T(0), s1 = T(0);
+  bool has0 = false, has1 = false;
+};
+
+template <typename T>
+struct RunPlan {
+  DimVector shape;       // the result's
+  DimVector loop_sizes;  // the shape, or [1] for a 0-dim result
+  int64_t n = 0;
+  std::vector<InputPlan<T>> inputs;
+  std::vector<Gather> gathers;
+  std::vector<ScalarArgs<T>> args;  // per step
+  uint64_t out_bool = 0;            // bit k: output k is a bool tensor
+  std::vector<Tensor> outs;
+  std::vector<void*> out_ptrs;
+};
+
+// The plan of this thread's current run, kept between runs so that its vectors keep
+// their memory (a run never starts another on the same thread).
+template <typename T>
+RunPlan<T>& scratch_plan() {
+  thread_local RunPlan<T> plan;
+  return plan;
+}
+
+// NumPy broadcasting of `acc` with `s`; false when they do not broadcast.
+bool broadcast_into(DimVector& acc, std::span<const int64_t> s) {
+  if (s.size() > acc.size()) {
+    DimVector wider(s.size(), 1);
+    std::copy(acc.data(), acc.data() + acc.size(), wider.data() + (s.size() - acc.size()));
+    acc = std::move(wider);
+  }
+  size_t lead = acc.size() - s.size();
+  for (size_t d = 0; d < s.size(); ++d) {
+    int64_t& a = acc.data()[lead + d];
+    if (a == s[d] || s[d] == 1) continue;
+    if (a != 1) return false;
+    a = s[d];
+  }
+  return true;
+}
+
+// The run's dtype T (float32 or float64: that of every floating tensor input, float32
+// when all tensor inputs are bool) and the result's shape; false when the run must
+// fall back (other dtypes, devices or values; shapes that do not broadcast).
+bool plan_dtype_and_shape(const FusedGroup& g, const KernelArgs& args, DType& dtype,
+                          DimVector& shape) {
+  bool have_float = false, have_tensor = false;
+  for (uint32_t k = 0; k < g.num_inputs; ++k) {
+    const IValue& v = args.in(k);
+    if (!v.is_tensor()) {
+      if (!v.is_number() && !v.is_none()) return false;
+      continue;
+    }
+    const TensorImpl* t = v.tensor_impl();
+    if (!t || !t->device().is_cpu()) return false;
+    DType d = t->dtype();
+    if (d == DType::Float32 || d == DType::Float64) {
+      if (have_float && d != dtype) return false;
+      dtype = d;
+      have_float = true;
+    } else if (d != DType::Bool) {
+      return false;
+    }
+    if (!have_tensor) {
+      shape = t->sizes();
+    } else if (t->sizes() != shape && !broadcast_into(shape, t->sizes())) {
+      return false;
+    }
+    have_tensor = true;
+  }
+  if (!have_float) dtype = DType::Float32;
+  return have_tensor;
+}
+
+// How a tensor input is read; sets what it is in `info`.
+template <typename T>
+void plan_tensor_input(const TensorImpl* t, RunPlan<T>& p, ValueInfo& info, Shapes& shapes,
+                       InputPlan<T>& in) {
+  bool is_bool = t->dtype() == DType::Bool;
+  info.kind = is_bool ? VKind::Bool : VKind::Float;
+  info.full = t->sizes() == p.shape;
+  if (!info.full) {
+    info.shape = static_cast<int16_t>(shapes.size());
+    shapes.push_back(t->sizes());
+  }
+  if (info.full && !is_bool && t->is_contiguous()) {
+    in.mode = InputMode::Direct;
+    in.ptr = static_cast<const T*>(t->data());
+    info.contiguous = true;
+  } else if (!info.full && t->numel() == 1) {
+    in.mode = InputMode::Scalar;
+    in.scalar =
+        is_bool ? T(*static_cast<const bool*>(t->data())) : *static_cast<const T*>(t->data());
+  } else {
+    in.mode = InputMode::Gathered;
+    in.gather = static_cast<uint32_t>(p.gathers.size());
+    Gather gi;
+    gi.base = t->data();
+    gi.is_bool = is_bool;
+    gi.strides = DimVector(p.loop_sizes.size(), 0);
+    size_t lead = p.loop_sizes.size() - t->sizes().size();
+    for (size_t d = 0; d < t->sizes().size(); ++d)
+      gi.strides.data()[lead + d] = t->sizes()[d] == 1 ? 0 : t->strides()[d];
+    p.gathers.push_back(std::move(gi));
+  }
+}
+
+// Decides how each input is read; fills `values` with what each input is.
+template <typename T>
+void plan_inputs(const FusedGroup& g, const KernelArgs& args, RunPlan<T>& p, ValueInfo* values,
+                 Shapes& shapes) {
+  p.inputs.assign(g.num_inputs, InputPlan<T>());
+  for (uint32_t k = 0; k < g.num_inputs; ++k) {
+    const IValue& v = args.in(k);
+    InputPlan<T>& in = p.inputs[k];
+    if (v.is_tensor()) {
+      plan_tensor_input(v.tensor_impl(), p, values[k], shapes, in);
+    } else if (!v.is_none()) {
+      values[k].kind = v.is_int() ? VKind::IntNum : v.is_bool() ? VKind::BoolNum : VKind::FloatNum;
+      in.mode = InputMode::Scalar;
+      in.scalar = v.is_int() ? static_cast<T>(v.to_int()) : static_cast<T>(v.to_double());
+    }
+  }
+}
+
+// The kind of a two-operand computation: on T when one side is a T tensor (PyTorch
+// promotes the other to T), on bools when both are bool tensors; none otherwise.
+std::optional<VKind> promote(VKind a, VKind b) {
+  if (a == VKind::Float || b == VKind::Float) return VKind::Float;
+  if (a == VKind::Bool && b == VKind::Bool) return VKind::Bool;
+  return std::nullopt;
+}
+
+// The kind of a step's result, or none when the fused loop cannot compute it as the
+// kernel does (See Note [Bool values in the fused program]).
+std::optional<VKind> result_kind(const Step& s, const ValueInfo* a, const ValueInfo* b,
+                                 const ValueInfo* c, DType dtype) {
+  if (is_simd(s.op)) {
+    if (a->kind != VKind::Float || !a->contiguous) return std::nullopt;  // positions must match
+    return VKind::Float;
+  }
+  if (is_arith(s.op)) {
+    if (s.op == FOp::Sub && (a->kind == VKind::Bool || b->kind == VKind::Bool))
+      return std::nullopt;  // the kernel's error
+    if (promote(a->kind, b->kind) != VKind::Float) return std::nullopt;
+    return VKind::Float;
+  }
+  if (is_compare(s.op)) {
+    if (!promote(a->kind, b->kind)) return std::nullopt;
+    return VKind::Bool;
+  }
+  if (s.op == FOp::LogicalNot) {
+    if (!is_tensor_kind(a->kind)) return std::nullopt;
+    return VKind::Bool;
+  }
+  if (is_predicate(s.op)) {
+    if (a->kind != VKind::Float) return std::nullopt;
+    return VKind::Bool;
+  }
+  if (s.op == FOp::Where) {
+    if (a->kind != VKind::Bool) return std::nullopt;
+    if (std::optional<VKind> k = promote(b->kind, c->kind)) return k;
+    // Two numbers give the default dtype when one is a float: float32.
+    bool numbers = !is_tensor_kind(b->kind) && !is_tensor_kind(c->kind);
+    bool some_float = b->kind == VKind::FloatNum || c->kind == VKind::FloatNum;
+    if (numbers && some_float && dtype == DType::Float32) return VKind::Float;
+    return std::nullopt;
+  }
+  // Neg ... Clamp: numeric ops on a T tensor.
+  if (a->kind != VKind::Float) return std::nullopt;
+  return VKind::Float;
+}
+
+// Whether a step's result has the result's shape; the shape of a smaller one goes to
+// `shapes`. An outer product of broadcast operands may still have the result's shape.
+bool plan_shape(ValueInfo& r, std::initializer_list<const ValueInfo*> operands,
+                const DimVector& result_shape, Shapes& shapes) {
+  for (const ValueInfo* o : operands) {
+    if (o && is_tensor_kind(o->kind)) r.full |= o->full;
+  }
+  if (!r.full) {
+    DimVector shape;
+    for (const ValueInfo* o : operands) {
+      if (o && is_tensor_kind(o->kind) && !broadcast_into(shape, shapes[o->shape])) return false;
+    }
+    r.full = shape == result_shape;
+    if (!r.full) {
+      r.shape = static_cast<int16_t>(shapes.size());
+      shapes.push_back(std::move(shape));
+    }
+  }
+  r.contiguous = r.full;
+  return true;
+}
+
+// Follows the program's kinds and shapes over the registers; false when some step
+// cannot run fused or some output is not of the result's shape.
+bool plan_kinds(const FusedGroup& g, DType dtype, const DimVector& result_shape,
+                const ValueInfo* inputs, Shapes& shapes, uint64_t& out_bool) {
+  ValueInfo regs[kMaxProgramRegisters];
+  ValueInfo imm_int, imm_float;
+  imm_int.kind = VKind::IntNum;
+  imm_float.kind = VKind::FloatNum;
+  auto info = [&](const Operand& o) -> const ValueInfo* {
+    switch (o.kind) {
+      case Operand::Kind::Input:
+        return &inputs[o.index];
+      case Operand::Kind::Reg:
+        return &regs[o.index];
+      case Operand::Kind::Imm:
+        return o.imm_is_int ? &imm_int : &imm_float;
+      default:
+        return nullptr;
+    }
+  };
+  for (const Step& s : g.steps) {
+    const ValueInfo *a = info(s.a), *b = info(s.b), *c = info(s.c);
+    std::optional<VKind> kind = result_kind(s, a, b, c, dtype);
+    if (!kind) return false;
+    ValueInfo r;
+    r.kind = *kind;
+    if (!plan_shape(r, {a, b, c}, result_shape, shapes)) return false;
+    regs[s.dst] = r;
+  }
+  out_bool = 0;
+  if (g.return_regs.size() > 64) return false;
+  for (size_t k = 0; k < g.return_regs.size(); ++k) {
+    const ValueInfo& r = regs[g.return_regs[k]];
+    if (!r.full) return false;
+    if (r.kind == VKind::Bool) out_bool |= uint64_t{1} << k;
+  }
+  return true;
+}
+
+// The value of a scalar argument for this run; false when it must take the fallback
+// (a bool alpha or slope is an error there, or an unexpected value).
+template <typename T>
+bool scalar_arg(const Operand& o, const KernelArgs& args, T& value, bool& present) {
+  present = false;
+  switch (o.kind) {
+    case Operand::Kind::None:
+      return true;
+    case Operand::Kind::Imm:
+      value = static_cast<T>(o.imm);
+      present = true;
+      return true;
+    case Operand::Kind::Input: {
+      const IValue& v = args.in(o.index);
+      if (v.is_none()) return true;
+      if (!v.is_int() && !v.is_double()) return false;
+      value = v.is_int() ? static_cast<T>(v.to_int()) : static_cast<T>(v.to_double());
+      present = true;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+template <typename T>
+bool plan_scalar_args(const FusedGroup& g, const KernelArgs& args, RunPlan<T>& p) {
+  p.args.assign(g.steps.size(), ScalarArgs<T>());
+  for (size_t i = 0; i < g.steps.size(); ++i) {
+    const Step& s = g.steps[i];
+    ScalarArgs<T>& a = p.args[i];
+    if (!scalar_arg<T>(s.s0, args, a.s0, a.has0) || !scalar_arg<T>(s.s1, args, a.s1, a.has1))
+      return false;
+    if (s.op == FOp::Clamp && !a.has0 && !a.has1) return false;  // the kernel's error
+    if ((s.op == FOp::Add || s.op == FOp::Sub || s.op == FOp::LeakyRelu) && !a.has0) return false;
+  }
+  return true;
+}
+
+// ---- The chunk loop ---------------------------------------------------------------------
+
+template <typename T>
+class ChunkRunner {
+ public:
+  static constexpr int64_t kChunk = kChunkBytes / static_cast<int64_t>(sizeof(T));
+  using Regs = T (*)[kChunk];
+
+  ChunkRunner(const FusedGroup& g, const RunPlan<T>& p, const std::vector<void*>& outs)
+      : g_(g), p_(p), outs_(outs) {}
+
+  // Runs the program over elements [begin, end). The unfused kernels run Eigen over
+  // the same [begin, end) (parallel_for splits alike) into a 64-byte aligned output,
+  // so Eigen takes its scalar path for the elements before the first 64-byte
+  // boundary and after the last whole packet; chunks that start at the same
+  // boundaries make the fused loop take the same path for every element, and give
+  // the same bits.
+  void run(int64_t begin, int64_t end) const {
+    constexpr int64_t kPacket = 64 / static_cast<int64_t>(sizeof(T));
+    alignas(64) T regs[kMaxRegisters][kChunk];
+    int64_t first = std::min(end, (begin + kPacket - 1) / kPacket * kPacket);
+    if (first > begin) run_chunk(regs, begin, first - begin);
+    for (int64_t c = first; c < end; c += kChunk) run_chunk(regs, c, std::min(kChunk, end - c));
+  }
+
+ private:
+  void run_chunk(Regs regs, int64_t c, int64_t m) const {
+    for (const Gather& gi : p_.gathers) {
+      if (gi.is_bool) {
+        gather_typed(regs[gi.reg], static_cast<const bool*>(gi.base), p_.loop_sizes, gi.strides, c,
+                     m);
+      } else {
+        gather_typed(regs[gi.reg], static_cast<const T*>(gi.base), p_.loop_sizes, gi.strides, c, m);
+      }
+    }
+    for (size_t i = 0; i < g_.steps.size(); ++i) step(i, regs, c, m);
+    for (size_t k = 0; k < outs_.size(); ++k) store(k, regs[g_.return_regs[k]], c, m);
+  }
+
+  void store(size_t k, const T* r, int64_t c, int64_t m) const {
+    if (p_.out_bool >> k & 1) {
+      bool* o = static_cast<bool*>(outs_[k]) + c;
+      for (int64_t i = 0; i < m; ++i) o[i] = r[i] != T(0);
+    } else {
+      std::memcpy(static_cast<T*>(outs_[k]) + c, r, static_cast<size_t>(m) * sizeof(T));
+    }
+  }
+
+  Src<T> src(const Operand& o, Regs regs, int64_t c) const {
+    switch (o.kind) {
+      case Operand::Kind::Input:
+        switch (const InputPlan<T>& in = p_.inputs[o.index]; in.mode) {
+          case InputMode::Direct:
+            return {in.ptr + c, T(0)};
+          case InputMode::Gathered:
+            return {regs[p_.gathers[in.gather].reg], T(0)};
+          default:
+            return {nullptr, in.scalar};
+        }
+      case Operand::Kind::Reg:
+        return {regs[o.index], T(0)};
+      default:
+        return {nullptr, static_cast<T>(o.imm)};
+    }
+  }
+
+  void step(size_t i, Regs regs, int64_t c, int64_t m) const {
+    const Step& s = g_.steps[i];
+    T* d = regs[s.dst];
+    Src<T> a = src(s.a, regs, c);
+    if (is_simd(s.op)) return simd(s.op, d, a.p, m);  // a full operand (plan_kinds)
+    switch (s.op) {
+      case FOp::Neg:
+        return scalar_unary(d, a, m, [](T v) { return -v; });
+      case FOp::Abs:
+        return scalar_unary(d, a, m, [](T v) { return std::abs(v); });
+      case FOp::Sqrt:
+        return scalar_unary(d, a, m, [](T v) { return std::sqrt(v); });
+      case FOp::Rsqrt:
+        return scalar_unary(d, a, m, [](T v) { return T(1) / std::sqrt(v); });
+      case FOp::Square:
+        return scalar_unary(d, a, m, [](T v) { return v * v; });
+      case FOp::Relu:
+        return scalar_unary(d, a, m, [](T v) { return v < T(0) ? T(0) : v; });
+      case FOp::LeakyRelu: {
+        T slope = p_.args[i].s0;
+        return scalar_unary(d, a, m, [slope](T v) { return v > T(0) ? v : v * slope; });
+      }
+      case FOp::Clamp:
+        return clamp(d, a, m, i);
+      case FOp::Where:
+        return where_select(d, a, src(s.b, regs, c), src(s.c, regs, c), m);
+      default:
+        break;
+    }
+    if (is_predicate(s.op)) return predicate(s.op, d, a, m);
+    if (is_compare(s.op)) return compare(s.op, d, a, src(s.b, regs, c), m);
+    binary(d, a, src(s.b, regs, c), m, s, i);
+  }
+
+  static void simd(FOp op, T* d, const T* x, int64_t m) {
+    TSL_INTERNAL_ASSERT(x != nullptr, "fused SIMD op on a scalar operand");
+    switch (op) {
+      case FOp::Exp:
+        return simd_unary(
+            d, x, m, 87.0, [](T v) { return static_cast<T>(std::exp(v)); },
+            [](const auto& e) { return e.exp(); });
+      case FOp::Log:
+        return simd_unary(
+            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::log(v)); },
+            [](const auto& e) { return e.log(); });
+      case FOp::Log1p:
+        return simd_unary(
+            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::log1p(v)); },
+            [](const auto& e) { return e.log1p(); });
+      case FOp::Expm1:
+        return simd_unary(
+            d, x, m, 87.0, [](T v) { return static_cast<T>(std::expm1(v)); },
+            [](const auto& e) { return e.expm1(); });
+      case FOp::Sin:
+        return simd_unary(
+            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::sin(v)); },
+            [](const auto& e) { return e.sin(); });
+      case FOp::Cos:
+        return simd_unary(
+            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::cos(v)); },
+            [](const auto& e) { return e.cos(); });
+      case FOp::Reciprocal:
+        return simd_unary(
+            d, x, m, INFINITY, [](T v) { return static_cast<T>(T(1) / v); },
+            [](const auto& e) { return e.inverse(); });
+      case FOp::Tanh:
+        return simd_unary(
+            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::tanh(v)); },
+            [](const auto& e) { return e.tanh(); });
+      case FOp::Sigmoid:
+        return simd_unary(
+            d, x, m, 87.0, [](T v) { return static_cast<T>(T(1) / (T(1) + std::exp(-v))); },
+            [](const auto& e) { return (T(1) + (-e).exp()).inverse(); });
+      default:  // Silu
+        return simd_unary(
+            d, x, m, 87.0, [](T v) { return static_cast<T>(v / (T(1) + std::exp(-v))); },
+            [](const auto& e) { return e / (T(1) + (-e).exp()); });
+    }
+  }
+
+  // clamp_typed in elementwise_unary.cpp: min(max(v, lo), hi), NaN kept.
+  void clamp(T* d, Src<T> x, int64_t m, size_t i) const {
+    const ScalarArgs<T>& sa = p_.args[i];
+    bool has_lo = sa.has0, has_hi = sa.has1;
+    T lo = sa.s0, hi = sa.s1;
+    if (has_lo && has_hi) {
+      return scalar_unary(d, x, m, [lo, hi](T v) {
+        T t = v < lo ? lo : v;
+        return t > hi ? hi : t;
+      });
+    }
+    if (has_lo) return scalar_unary(d, x, m, [lo](T v) { return v < lo ? lo : v; });
+    scalar_unary(d, x, m, [hi](T v) { return v > hi ? hi : v; });
+  }
+
+  // The predicates of elementwise_unary.cpp, as 0 or 1.
+  static void predicate(FOp op, T* d, Src<T> a, int64_t m) {
+    switch (op) {
+      case FOp::LogicalNot:
+        return scalar_unary(d, a, m, [](T v) { return T(v == T(0)); });
+      case FOp::IsNan:
+        return scalar_unary(d, a, m, [](T v) { return T(v != v); });
+      case FOp::IsInf:
+        return scalar_unary(d, a, m, [](T v) { return T(std::isinf(v)); });
+      default:  // IsFinite
+        return scalar_unary(d, a, m, [](T v) { return T(std::isfinite(v)); });
+    }
+  }
+
+  // TSL_BOOL_BINARY in elementwise_binary.cpp, as 0 or 1.
+  static void compare(FOp op, T* d, Src<T> a, Src<T> b, int64_t m) {
+    switch (op) {
+      case FOp::Eq:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x == y); });
+      case FOp::Ne:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x != y); });
+      case FOp::Lt:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x < y); });
+      case FOp::Le:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x <= y); });
+      case FOp::Gt:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x > y); });
+      case FOp::Ge:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x >= y); });
+      case FOp::LogicalAnd:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x != T(0) && y != T(0)); });
+      case FOp::LogicalOr:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x != T(0) || y != T(0)); });
+      default:  // LogicalXor
+        return scalar_binary(d, a, b, m, [](T x, T y) { return T((x != T(0)) != (y != T(0))); });
+    }
+  }
+
+  void binary(T* d, Src<T> a, Src<T> b, int64_t m, const Step& s, size_t i) const {
+    switch (s.op) {
+      case FOp::Add: {
+        T al = p_.args[i].s0;
+        if (al == T(1)) return scalar_binary(d, a, b, m, [](T x, T y) { return x + y; });
+        return scalar_binary(d, a, b, m, [al](T x, T y) { return x + al * y; });
+      }
+      case FOp::Sub: {
+        T al = p_.args[i].s0;
+        if (al == T(1)) return scalar_binary(d, a, b, m, [](T x, T y) { return x - y; });
+        return scalar_binary(d, a, b, m, [al](T x, T y) { return x - al * y; });
+      }
+      case FOp::Mul:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return x * y; });
+      default:
+        return scalar_binary(d, a, b, m, [](T x, T y) { return x / y; });
+    }
+  }
+
+  const FusedGroup& g_;
+  const RunPlan<T>& p_;
+  const std::vector<void*>& outs_;
+};
+
+// Plans this run in T; false when it must take the fallback.
+template <typename T>
+bool plan(const FusedGroup& g, const KernelArgs& args, DType dtype, RunPlan<T>& p) {
+  p.n = 1;
+  for (int64_t s : p.shape) p.n *= s;
+  p.loop_sizes = p.shape.empty() ? DimVector{1} : p.shape;
+  ValueInfo inputs[64];  // compile_group takes at most 64 inputs
+  Shapes shapes;
+  plan_inputs(g, args, p, inputs, shapes);
+  if (!plan_kinds(g, dtype, p.shape, inputs, shapes, p.out_bool) || !plan_scalar_args(g, args, p))
+    return false;
+  uint32_t next = g.num_registers;
+  for (Gather& gi : p.gathers) gi.reg = next++;
+  return next <= kMaxRegisters;
+}
+
+template <typename T>
+bool run_typed(const FusedGroup& g, KernelArgs& args, DType dtype, DimVector shape) {
+  RunPlan<T>& p = scratch_plan<T>();
+  p.shape = std::move(shape);
+  p.gathers.clear();
+  if (!plan(g, args, dtype, p)) return false;
+  p.outs.clear();
+  p.out_ptrs.clear();
+  for (uint32_t k = 0; k < args.num_outputs(); ++k) {
+    p.outs.push_back(Tensor::empty(p.shape, p.out_bool >> k & 1 ? DType::Bool : dtype_of<T>));
+    p.out_ptrs.push_back(p.outs.back().impl()->data());
+  }
+  ChunkRunner<T> runner(g, p, p.out_ptrs);
+  if (p.n < 2 * kParallelGrain) {
+    runner.run(0, p.n);
+  } else {
+    parallel_for(p.n, kParallelGrain, [&](int64_t b, int64_t e) { runner.run(b, e); });
+  }
+  for (uint32_t k = 0; k < args.num_outputs(); ++k) args.out(k) = IValue(std::move(p.outs[k]));
+  p.outs.clear();
+  return true;
+}
+
+}  // namespace
+
+bool run_fused(const FusedGroup& g, KernelArgs& args) {
+  DType dtype = DType::Float32;
+  DimVector shape;
+  if (!plan_dtype_and_shape(g, args, dtype, shape)) return false;
+  if (dtype == DType::Float32) return run_typed<float>(g, args, dtype, std::move(shape));
+  return run_typed<double>(g, args, dtype, std::move(shape));
+}
+
+}  // namespace tsl::fusion

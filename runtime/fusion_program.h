@@ -1,0 +1,129 @@
+// The fused program of a FusionGroup, shared by its compiler (fusion_compile.cpp) and
+// its chunk loop (fusion_loop.cpp); runtime/fusion.h is the public side. See Note
+// [Running a FusionGroup] and Note [Bool values in the fused program].
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "ir/ir.h"
+#include "runtime/kernels/kernel.h"
+
+namespace tsl::fusion {
+
+// Note [Bool values in the fused program]
+// Every chunk register holds elements of the run's floating dtype T. A bool value (the
+// result of a comparison, or a bool tensor input) is held as T(0) or T(1), and a
+// `kind` computed per run (plan_kinds in fusion_loop.cpp) remembers that it is bool:
+// bool results are stored as bool tensors, and an op runs fused only where PyTorch's
+// promotion makes its computation the one on T values: arithmetic with a T operand
+// (a bool converts to 0 or 1 there), comparisons and logical ops with a T operand or
+// two bools (exact on 0 and 1), `where` with a bool condition. A bool tensor with a
+// Python number promotes to int64 or float32, not T: such ops take the fallback.
+
+enum class FOp : uint8_t {
+  // Eigen SIMD forms with a scalar redo outside their exact range (as the kernels).
+  Exp,
+  Log,
+  Log1p,
+  Expm1,
+  Sin,
+  Cos,
+  Reciprocal,
+  Tanh,
+  Sigmoid,
+  Silu,
+  // Scalar formulas the compiler vectorizes.
+  Neg,
+  Abs,
+  Sqrt,
+  Rsqrt,
+  Square,
+  Relu,
+  LeakyRelu,
+  Clamp,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  // Bool results.
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor,
+  LogicalNot,
+  IsNan,
+  IsInf,
+  IsFinite,
+  // where(cond, self, other).
+  Where,
+};
+
+// The ops whose results depend on the element's position in the loop (Eigen's SIMD
+// and scalar paths differ by an ulp): they must run over values of the result's
+// full shape, at the positions the unfused kernel gives them.
+inline bool is_simd(FOp op) { return op <= FOp::Silu; }
+inline bool is_arith(FOp op) { return op >= FOp::Add && op <= FOp::Div; }
+inline bool is_compare(FOp op) { return op >= FOp::Eq && op <= FOp::LogicalXor; }
+inline bool is_predicate(FOp op) { return op >= FOp::LogicalNot && op <= FOp::IsFinite; }
+
+// Where an operand comes from: a group input (a tensor read in place or gathered, or a
+// number / single-element tensor read as a scalar), a chunk register, or a constant.
+struct Operand {
+  enum class Kind : uint8_t { None, Input, Reg, Imm };
+  Kind kind = Kind::None;
+  bool imm_is_int = false;  // an int constant (promotes like a Python int)
+  uint32_t index = 0;
+  double imm = 0;
+};
+
+struct Step {
+  FOp op;
+  uint32_t dst = 0;
+  Operand a, b, c;  // tensor operands: a; a and b (binary); cond, self, other (where)
+  Operand s0, s1;   // scalar arguments: alpha; clamp's min and max; the slope
+};
+
+inline constexpr int64_t kChunkBytes = 4096;
+// Registers for the program's values; gathered inputs take more, up to kMaxRegisters.
+inline constexpr uint32_t kMaxProgramRegisters = 24;
+inline constexpr uint32_t kMaxRegisters = 32;
+
+struct FallbackStep {
+  KernelFn fn;
+  std::vector<uint32_t> ins, outs;
+};
+
+class FusedGroup : public ObjectImpl {
+ public:
+  std::string repr() const override { return "<fusion group>"; }
+
+  // The fused program; valid when `fusable`.
+  bool fusable = false;
+  std::vector<Step> steps;
+  std::vector<uint32_t> return_steps;  // the step whose value each output is
+  std::vector<uint32_t> return_regs;
+  uint32_t num_registers = 0;
+
+  // The fallback: slots 0..num_inputs-1 are the inputs; constants are preset.
+  uint32_t num_inputs = 0;
+  uint32_t num_slots = 0;
+  std::vector<std::pair<uint32_t, IValue>> constants;
+  std::vector<FallbackStep> fallback;
+  std::vector<uint32_t> return_slots;
+};
+
+// Compiles the block of FusionGroup `n` (fusion_compile.cpp).
+IntrusivePtr<FusedGroup> compile_group(const Node* n);
+
+// Runs the fused loop; false (nothing written) when this run must take the fallback
+// (fusion_loop.cpp).
+bool run_fused(const FusedGroup& g, KernelArgs& args);
+
+}  // namespace tsl::fusion
