@@ -329,9 +329,14 @@ std::shared_ptr<CompiledGradient> compile(std::shared_ptr<Graph> g, const std::v
 
 // A tensor that can take history: a fresh header when `t` is an input's or already
 // belongs to a graph (an op that returned its input unchanged).
-Tensor fresh_output(const Tensor& t, const FlatInputs& flat) {
+// A result the node also saves gets its own header too: the saved one must not point
+// back at the node through grad_fn (a reference cycle that would keep the whole graph
+// alive; PyTorch's SavedVariable drops grad_fn for saved outputs for the same reason).
+Tensor fresh_output(const Tensor& t, const FlatInputs& flat,
+                    const std::vector<const TensorImpl*>& saved) {
   bool shared = t.impl()->autograd_meta() != nullptr || t.requires_grad();
   for (const IValue& v : flat.values) shared |= v.is_tensor() && v.tensor_impl() == t.impl();
+  for (const TensorImpl* s : saved) shared |= s == t.impl();
   if (!shared) return t;
   return t.as_strided(t.sizes(), t.strides(), t.storage_offset());
 }
@@ -342,6 +347,11 @@ std::vector<IValue> run_recorded(const CompiledGradient& g,
                                  const SourceRange& range) {
   InterpreterState state(*g.code);
   std::vector<IValue> outs = state.run_stage(flat.values);
+  std::vector<const TensorImpl*> saved;
+  for (size_t k = 0; k < g.code->num_captures(); ++k) {
+    const IValue& v = state.capture(k);
+    if (v.is_tensor() && v.tensor_impl()) saved.push_back(v.tensor_impl());
+  }
   auto node = std::make_shared<GraphNode>(std::move(keep), std::move(state), range);
   std::vector<Edge> edges;
   edges.reserve(g.wrt.size());
@@ -350,7 +360,7 @@ std::vector<IValue> run_recorded(const CompiledGradient& g,
   for (size_t k = 0; k < g.seeded.size(); ++k) {
     IValue& out = outs[g.seeded[k]];
     if (!out.is_tensor() || !out.tensor_impl()) continue;
-    Tensor t = fresh_output(out.to_tensor(), flat);
+    Tensor t = fresh_output(out.to_tensor(), flat, saved);
     set_history(t, node, static_cast<uint32_t>(k));
     out = IValue(std::move(t));
   }

@@ -38,6 +38,21 @@ TEST(EagerTape, FreesSavedValuesAfterBackward) {
   EXPECT_TRUE(autograd::meta_of(global_tensor(unit, "x"))->grad.defined());
 }
 
+// A node that saves its own result (exp) must not be kept alive by it: the graph dies
+// with the last tensor that reaches it, backward or not (caught by LeakSanitizer, and
+// here by the live bytes).
+TEST(EagerTape, FreesTheGraphWhenItsTensorsDie) {
+  CompilationUnit unit;
+  run(unit,
+      "import torch\n"
+      "x = torch.ones(256, 1024, requires_grad=True)\n");
+  size_t before = cpu_live_bytes();
+  run(unit, "y = torch.exp(torch.tanh(x))\n");
+  EXPECT_GE(cpu_live_bytes() - before, 2u << 20);
+  run(unit, "y = 0\n");
+  EXPECT_EQ(cpu_live_bytes(), before);
+}
+
 TEST(EagerTape, RetainGraphKeepsSavedValuesForASecondBackward) {
   CompilationUnit unit;
   run(unit,
