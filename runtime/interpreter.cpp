@@ -2,6 +2,7 @@
 // Code] in interpreter.h.
 #include "runtime/interpreter.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <new>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "runtime/autograd/record.h"
 #include "runtime/function.h"
 #include "runtime/fusion.h"
+#include "runtime/profiler.h"
 
 namespace tsl {
 
@@ -780,10 +782,18 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
         case Instruction::Kind::Op: {
           KernelArgs args(regs, idx + inst.inputs, inst.num_inputs, idx + inst.outputs,
                           inst.num_outputs);
+          Profiler* profiler = active_profiler();
+          auto t0 =
+              profiler ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
           if (inst.record && autograd::needs_recording(args)) {
             autograd::record_op(*inst.node, *code_.eager_sites_[inst.site], args);
           } else {
             inst.fn(args);
+          }
+          if (profiler) {
+            auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                std::chrono::steady_clock::now() - t0);
+            profiler->record(inst.node, static_cast<uint64_t>(ns.count()));
           }
           break;
         }

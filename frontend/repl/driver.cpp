@@ -20,6 +20,7 @@
 #include "ir/passes/pass_registry.h"
 #include "runtime/function.h"
 #include "runtime/interpreter.h"
+#include "runtime/profiler.h"
 #include "runtime/tensor/parallel.h"
 
 namespace tsl {
@@ -43,6 +44,8 @@ const char* kUsage =
     "                   Tensor parameters, the two-stage program of its gradient\n"
     "  --format=dot     with --dump=grad or opt-grad: Graphviz DOT instead of IR text\n"
     "  --no-opt         run functions as written, without the optimization pipeline\n"
+    "  --profile FILE   run FILE, then print the time per op kind and the slowest nodes\n"
+    "                   (and the peak of live tensor memory) on stderr\n"
     "                   (for debugging the passes; also TSL_NO_OPT=1)\n"
     "  --ir FILE.ir [--passes=P1,P2]\n"
     "                   read IR text (what --dump=ir prints), run the named passes\n"
@@ -76,6 +79,7 @@ struct Options {
   bool has_passes = false;
   std::string file;
   std::vector<std::string> script_args;
+  bool profile = false;  // --profile: a time table per op kind on stderr at the end
 };
 
 void on_sigint(int) { g_interrupt_requested = true; }
@@ -277,7 +281,14 @@ int run(const Options& o) {
   if (o.dump == "opt-grad") return dump_grad(unit, source, o.format == "dot", GraphView::Optimized);
   if (o.dump == "code") return dump_code(unit, source);
   install_sigint_handler();
-  return run_guarded([&] { unit.run_source(source, false); });
+  if (!o.profile) return run_guarded([&] { unit.run_source(source, false); });
+  Profiler profiler;
+  profiler.start();
+  int status = run_guarded([&] { unit.run_source(source, false); });
+  profiler.stop();
+  std::cout.flush();
+  std::cerr << profiler.report();
+  return status;
 }
 
 }  // namespace
@@ -319,6 +330,8 @@ int run_command_line(const std::vector<std::string>& args) {
                      "views come with later features)\n";
         return kExitCompileError;
       }
+    } else if (a == "--profile") {
+      o.profile = true;
     } else if (a == "--no-opt") {
       set_optimization_enabled(false);
     } else if (a == "--ir") {

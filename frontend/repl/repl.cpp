@@ -14,6 +14,7 @@
 #include "ir/dot.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernels/output.h"
+#include "runtime/profiler.h"
 
 namespace tsl {
 namespace {
@@ -38,6 +39,7 @@ const char* kHelp =
     "                   :opt grad NAME its gradient graph optimized\n"
     "  :passes NAME     the pipeline pass by pass, fuse last: the graph after each pass that\n"
     "                   changed it, lines marked - (gone) and + (new); also :passes grad NAME\n"
+    "  :profile STMT    run STMT, then the time per op kind and the slowest nodes\n"
     "  :code NAME       the register program NAME runs (registers, instructions, where\n"
     "                   each value is freed); :code grad NAME the two-stage program of\n"
     "                   its gradient (stage 0 forward, stage 1 backward)\n"
@@ -205,7 +207,23 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
     }
   } else if (cmd == ":code") {
     show_code(unit, rest, out, err);
-  } else if (cmd == ":time" || cmd == ":profile" || cmd == ":memplan") {
+  } else if (cmd == ":profile") {
+    if (rest.empty()) {
+      err << ":profile needs a statement (:profile y = f(x))\n";
+      return true;
+    }
+    Profiler profiler;
+    profiler.start();
+    try {
+      unit.run_source(std::make_shared<Source>("<repl>", rest + "\n"), /*repl_mode=*/true);
+    } catch (const SourceError& e) {
+      err << e.render();
+    } catch (const Error& e) {
+      err << "error: " << e.what() << "\n";
+    }
+    profiler.stop();
+    out << profiler.report();
+  } else if (cmd == ":time" || cmd == ":memplan") {
     err << cmd << " is not available in this build of TSL yet\n";
   } else {
     err << "unknown command " << cmd << " (try :help)\n";

@@ -191,37 +191,47 @@ TEST(Repl, OptAndPassesTakeGradientTransforms) {
   EXPECT_NE(s.out.find("nodes before the pipeline"), std::string::npos) << s.out;
 }
 
+TEST(Repl, ProfileRunsAStatementAndShowsItsKernels) {
+  Session s =
+      run("import torch\nx = torch.ones(8)\n:profile y = torch.exp(x) + x.sum()\nprint(y[0].item() "
+          "> 10)\n:profile\n");
+  EXPECT_NE(s.out.find("ms in kernels"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("\nsum "), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("True\n"), std::string::npos) << s.out;  // y was assigned
+  EXPECT_NE(s.err.find(":profile needs a statement"), std::string::npos) << s.err;
+}
+
 // Issue 4's session: a two-layer net trained in the REPL by eager backward() and
 // in-place SGD steps under no_grad. The expected lines are PyTorch 1.13's output for
 // the same program (the random streams are PyTorch's), as tests/autodiff_torch/
 // eager_training.tsl checks against a live PyTorch.
 TEST(Repl, TrainsATwoLayerNetWithBackwardAndSub) {
-  Session s = run(
-      "import torch\n"
-      "import torch.nn.functional as F\n"
-      "torch.manual_seed(11)\n"
-      "x = torch.randn(16, 4)\n"
-      "y = torch.randn(16, 1)\n"
-      "w1 = (torch.randn(4, 8) * 0.5).requires_grad_()\n"
-      "b1 = torch.zeros(8, requires_grad=True)\n"
-      "w2 = (torch.randn(8, 1) * 0.5).requires_grad_()\n"
-      "lr = 0.05\n"
-      "for step in range(30):\n"
-      "    h = torch.relu(x @ w1 + b1)\n"
-      "    loss = F.mse_loss(h @ w2, y)\n"
-      "    loss.backward()\n"
-      "    with torch.no_grad():\n"
-      "        w1.sub_(lr * w1.grad)\n"
-      "        b1.sub_(lr * b1.grad)\n"
-      "        w2.sub_(lr * w2.grad)\n"
-      "    w1.grad.zero_()\n"
-      "    b1.grad.zero_()\n"
-      "    w2.grad.zero_()\n"
-      "    if step % 10 == 0:\n"
-      "        print(f\"{step} {loss.item():.5f}\")\n"
-      "\n"
-      "loss\n"
-      "\n");
+  Session s =
+      run("import torch\n"
+          "import torch.nn.functional as F\n"
+          "torch.manual_seed(11)\n"
+          "x = torch.randn(16, 4)\n"
+          "y = torch.randn(16, 1)\n"
+          "w1 = (torch.randn(4, 8) * 0.5).requires_grad_()\n"
+          "b1 = torch.zeros(8, requires_grad=True)\n"
+          "w2 = (torch.randn(8, 1) * 0.5).requires_grad_()\n"
+          "lr = 0.05\n"
+          "for step in range(30):\n"
+          "    h = torch.relu(x @ w1 + b1)\n"
+          "    loss = F.mse_loss(h @ w2, y)\n"
+          "    loss.backward()\n"
+          "    with torch.no_grad():\n"
+          "        w1.sub_(lr * w1.grad)\n"
+          "        b1.sub_(lr * b1.grad)\n"
+          "        w2.sub_(lr * w2.grad)\n"
+          "    w1.grad.zero_()\n"
+          "    b1.grad.zero_()\n"
+          "    w2.grad.zero_()\n"
+          "    if step % 10 == 0:\n"
+          "        print(f\"{step} {loss.item():.5f}\")\n"
+          "\n"
+          "loss\n"
+          "\n");
   EXPECT_EQ(s.err, "");
   EXPECT_EQ(s.out,
             "0 2.45108\n"

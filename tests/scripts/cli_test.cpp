@@ -61,6 +61,35 @@ TEST(CommandLine, VersionAndHelp) {
   EXPECT_NE(h.out.find("--dump"), std::string::npos);
 }
 
+// --profile: the program's output unchanged on stdout, the table on stderr with one
+// row per op kind and the number of calls each made.
+TEST(CommandLine, ProfileCountsTheKernelsPerOpKind) {
+  fs::path p = write_temp("profile.tsl",
+                          "import torch\n"
+                          "def f(x: Tensor, w: Tensor) -> Tensor:\n"
+                          "    return torch.mm(x, w).sum()\n"
+                          "x = torch.ones(4, 4)\n"
+                          "for i in range(7):\n"
+                          "    x = torch.mm(x, x) * 0.25\n"
+                          "print(f(x, x).item())\n");
+  Result r = tsl("--no-opt --profile " + quote(p.string()));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "64.0\n");  // x stays ones: 16 entries of 4
+  EXPECT_NE(r.err.find("ms in kernels"), std::string::npos) << r.err;
+  auto calls = [&](const std::string& kind) {
+    size_t at = r.err.find("\n" + kind + " ");
+    if (at == std::string::npos) return std::string("missing");
+    std::string line = r.err.substr(at + 1, r.err.find('\n', at + 1) - at - 1);
+    return line.substr(line.find_last_of(' ') + 1);
+  };
+  EXPECT_EQ(calls("mm"), "8") << r.err;  // 7 in the loop, 1 in f
+  EXPECT_EQ(calls("mul"), "7") << r.err;
+  EXPECT_EQ(calls("sum"), "1") << r.err;
+  EXPECT_NE(r.err.find("slowest nodes:"), std::string::npos);
+  EXPECT_NE(r.err.find("<module>:6"), std::string::npos) << r.err;
+  fs::remove(p);
+}
+
 TEST(CommandLine, RunsCodeFromDashC) {
   Result r = tsl("-c " + quote("print(1 + 2, 2 ** 10, 7 // 2, -7 % 3)"));
   EXPECT_EQ(r.status, 0) << r.err;

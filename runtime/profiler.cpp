@@ -1,0 +1,112 @@
+// The profiler; see profiler.h.
+#include "runtime/profiler.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "runtime/tensor/storage.h"
+
+namespace tsl {
+namespace {
+thread_local Profiler* t_profiler = nullptr;
+
+std::string format_ms(uint64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(ns) / 1e6);
+  return buf;
+}
+
+std::string pad(std::string s, size_t width, bool right = false) {
+  if (s.size() >= width) return s;
+  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+}  // namespace
+
+Profiler* active_profiler() { return t_profiler; }
+
+void Profiler::start() {
+  t_profiler = this;
+  start_bytes_ = live_storage_bytes();
+  reset_peak_live_storage_bytes();
+}
+
+void Profiler::stop() {
+  peak_bytes_ = std::max(peak_bytes_, peak_live_storage_bytes());
+  if (t_profiler == this) t_profiler = nullptr;
+}
+
+size_t Profiler::entry_for(const Node* node) {
+  auto it = index_.find(node);
+  if (it != index_.end()) {
+    const Entry& e = entries_[it->second];
+    if (e.op == node->op() && e.line == node->range().line && e.col == node->range().col)
+      return it->second;
+  }
+  Entry e;
+  e.op = node->op();
+  e.line = node->range().line;
+  e.col = node->range().col;
+  if (const Graph* g = node->owning_graph()) e.function = g->name();
+  entries_.push_back(std::move(e));
+  index_[node] = entries_.size() - 1;
+  return entries_.size() - 1;
+}
+
+void Profiler::record(const Node* node, uint64_t ns) {
+  total_ns_ += ns;
+  if (!node) return;
+  Entry& e = entries_[entry_for(node)];
+  e.ns += ns;
+  ++e.count;
+}
+
+std::unordered_map<std::string, uint64_t> Profiler::counts_by_kind() const {
+  std::unordered_map<std::string, uint64_t> out;
+  for (const Entry& e : entries_) out[std::string(op_info(e.op).name)] += e.count;
+  return out;
+}
+
+std::string Profiler::report(size_t top_nodes) const {
+  struct Kind {
+    uint64_t ns = 0, count = 0;
+  };
+  std::map<std::string, Kind> kinds;
+  for (const Entry& e : entries_) {
+    Kind& k = kinds[std::string(op_info(e.op).name)];
+    k.ns += e.ns;
+    k.count += e.count;
+  }
+  std::vector<std::pair<std::string, Kind>> rows(kinds.begin(), kinds.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+  double total = total_ns_ ? static_cast<double>(total_ns_) : 1.0;
+  std::ostringstream out;
+  out << "profile: " << format_ms(total_ns_) << " ms in kernels; peak live tensor memory "
+      << (peak_bytes_ > start_bytes_ ? peak_bytes_ - start_bytes_ : 0) << " bytes above the "
+      << start_bytes_ << " live at the start\n";
+  out << pad("op kind", 24) << pad("time ms", 12, true) << pad("share", 8, true)
+      << pad("calls", 10, true) << "\n";
+  for (const auto& [name, k] : rows) {
+    char share[16];
+    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(k.ns) / total);
+    out << pad(name, 24) << pad(format_ms(k.ns), 12, true) << pad(share, 8, true)
+        << pad(std::to_string(k.count), 10, true) << "\n";
+  }
+  std::vector<const Entry*> nodes;
+  for (const Entry& e : entries_) nodes.push_back(&e);
+  std::stable_sort(nodes.begin(), nodes.end(),
+                   [](const Entry* a, const Entry* b) { return a->ns > b->ns; });
+  if (nodes.size() > top_nodes) nodes.resize(top_nodes);
+  out << "slowest nodes:\n";
+  for (const Entry* e : nodes) {
+    std::string where = e->function + (e->line ? ":" + std::to_string(e->line) : "");
+    out << "  " << pad(std::string(op_info(e->op).name), 22) << pad(where, 22)
+        << pad(format_ms(e->ns), 12, true) << " ms" << pad(std::to_string(e->count), 10, true)
+        << " calls\n";
+  }
+  return out.str();
+}
+
+}  // namespace tsl

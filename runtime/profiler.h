@@ -1,0 +1,52 @@
+// The profiler behind `tsl --profile FILE` and the REPL's `:profile stmt`: time per
+// node and per op kind of every kernel the interpreter runs while a Profiler is
+// installed, and the peak of live tensor memory, as the static runtime's benchmark
+// report does (seed 002).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tsl {
+
+class Profiler {
+ public:
+  // One executed kernel of `node`, taking `ns`.
+  void record(const Node* node, uint64_t ns);
+  // Per op kind (time, share, count) and the slowest nodes with their source lines.
+  std::string report(size_t top_nodes = 10) const;
+  uint64_t total_ns() const { return total_ns_; }
+  // Calls recorded per op name ("mul", "matmul", "FusionGroup").
+  std::unordered_map<std::string, uint64_t> counts_by_kind() const;
+
+  // Installs this profiler for the current thread's interpreter until stop().
+  void start();
+  void stop();
+
+ private:
+  struct Entry {
+    OpId op;
+    uint32_t line = 0, col = 0;
+    std::string function;  // the graph the node belongs to
+    uint64_t ns = 0;
+    uint64_t count = 0;
+  };
+  size_t entry_for(const Node* node);
+
+  std::vector<Entry> entries_;
+  // Nodes of freed graphs may be reused at the same address: an entry is reused
+  // only when its op and location still match.
+  std::unordered_map<const Node*, size_t> index_;
+  uint64_t total_ns_ = 0;
+  size_t peak_bytes_ = 0;
+  size_t start_bytes_ = 0;
+};
+
+// The profiler installed on this thread, or null (checked once per kernel call).
+Profiler* active_profiler();
+
+}  // namespace tsl
