@@ -3,6 +3,8 @@
 #include "frontend/repl/repl.h"
 
 #include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -39,6 +41,7 @@ const char* kHelp =
     "                   :opt grad NAME its gradient graph optimized\n"
     "  :passes NAME     the pipeline pass by pass, fuse last: the graph after each pass that\n"
     "                   changed it, lines marked - (gone) and + (new); also :passes grad NAME\n"
+    "  :time STMT       run STMT, then its wall time (compile and run)\n"
     "  :profile STMT    run STMT, then the time per op kind and the slowest nodes\n"
     "  :code NAME       the register program NAME runs (registers, instructions, where\n"
     "                   each value is freed); :code grad NAME the two-stage program of\n"
@@ -223,7 +226,24 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
     }
     profiler.stop();
     out << profiler.report();
-  } else if (cmd == ":time" || cmd == ":memplan") {
+  } else if (cmd == ":time") {
+    if (rest.empty()) {
+      err << ":time needs a statement (:time y = f(x))\n";
+      return true;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      unit.run_source(std::make_shared<Source>("<repl>", rest + "\n"), /*repl_mode=*/true);
+    } catch (const SourceError& e) {
+      err << e.render();
+    } catch (const Error& e) {
+      err << "error: " << e.what() << "\n";
+    }
+    std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - t0;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "time: %.3f ms (compile and run)\n", ms.count());
+    out << buf;
+  } else if (cmd == ":memplan") {
     err << cmd << " is not available in this build of TSL yet\n";
   } else {
     err << "unknown command " << cmd << " (try :help)\n";

@@ -191,6 +191,13 @@ TEST(Repl, OptAndPassesTakeGradientTransforms) {
   EXPECT_NE(s.out.find("nodes before the pipeline"), std::string::npos) << s.out;
 }
 
+TEST(Repl, TimeRunsAStatementAndShowsItsWallTime) {
+  Session s = run("x = 3\n:time y = x * 2\ny\n:time\n");
+  EXPECT_EQ(s.out.rfind("time: ", 0), 0u) << s.out;
+  EXPECT_NE(s.out.find(" ms (compile and run)\n6\n"), std::string::npos) << s.out;
+  EXPECT_NE(s.err.find(":time needs a statement"), std::string::npos) << s.err;
+}
+
 TEST(Repl, ProfileRunsAStatementAndShowsItsKernels) {
   Session s =
       run("import torch\nx = torch.ones(8)\n:profile y = torch.exp(x) + x.sum()\nprint(y[0].item() "
