@@ -150,6 +150,18 @@ void show_graph(CompilationUnit& unit, const std::string& what, const std::strin
   }
 }
 
+// Runs `source` in the session, reporting an error on `err` instead of throwing
+// (:load, :time, :profile).
+void run_reporting(CompilationUnit& unit, SourcePtr source, bool repl_mode, std::ostream& err) {
+  try {
+    unit.run_source(std::move(source), repl_mode);
+  } catch (const SourceError& e) {
+    err << e.render();
+  } catch (const Error& e) {
+    err << "error: " << e.what() << "\n";
+  }
+}
+
 // :code f (the Code a call runs) and :code grad f (its gradient's two-stage Code).
 void show_code(CompilationUnit& unit, const std::string& rest, std::ostream& out,
                std::ostream& err) {
@@ -200,13 +212,7 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
     } else {
       std::stringstream text;
       text << f.rdbuf();
-      try {
-        unit.run_source(std::make_shared<Source>(rest, text.str()), /*repl_mode=*/false);
-      } catch (const SourceError& e) {
-        err << e.render();
-      } catch (const Error& e) {
-        err << "error: " << e.what() << "\n";
-      }
+      run_reporting(unit, std::make_shared<Source>(rest, text.str()), false, err);
     }
   } else if (cmd == ":code") {
     show_code(unit, rest, out, err);
@@ -217,13 +223,7 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
     }
     Profiler profiler;
     profiler.start();
-    try {
-      unit.run_source(std::make_shared<Source>("<repl>", rest + "\n"), /*repl_mode=*/true);
-    } catch (const SourceError& e) {
-      err << e.render();
-    } catch (const Error& e) {
-      err << "error: " << e.what() << "\n";
-    }
+    run_reporting(unit, std::make_shared<Source>("<repl>", rest + "\n"), true, err);
     profiler.stop();
     out << profiler.report();
   } else if (cmd == ":time") {
@@ -232,13 +232,7 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
       return true;
     }
     auto t0 = std::chrono::steady_clock::now();
-    try {
-      unit.run_source(std::make_shared<Source>("<repl>", rest + "\n"), /*repl_mode=*/true);
-    } catch (const SourceError& e) {
-      err << e.render();
-    } catch (const Error& e) {
-      err << "error: " << e.what() << "\n";
-    }
+    run_reporting(unit, std::make_shared<Source>("<repl>", rest + "\n"), true, err);
     std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - t0;
     char buf[64];
     std::snprintf(buf, sizeof buf, "time: %.3f ms (compile and run)\n", ms.count());
