@@ -146,6 +146,8 @@ class CompilationUnit {
   const std::map<std::string, std::shared_ptr<FunctionDecl>>& functions() const {
     return functions_;
   }
+  // The functions made by transforms (`grad(f)`), in the order they were made.
+  const std::vector<std::shared_ptr<FunctionDecl>>& transforms() const { return transforms_; }
   void set_global(const std::string& name, IValue value, TypePtr type);
   // The stream REPL results are printed to (std::cout by default).
   void set_echo(std::ostream* out) { echo_ = out; }

@@ -598,12 +598,17 @@ class CodeBuilder {
 
 Code::Code(std::shared_ptr<const Graph> graph, bool eager) : eager_(eager) {
   CodeBuilder(*this).build(std::move(graph));
+  // Top-level code runs once: nothing to plan from.
+  if (!eager) memory_planner_ = std::make_unique<MemoryPlanner>();
 }
 
 Code::Code(std::shared_ptr<const Graph> f, std::shared_ptr<const Graph> df, size_t num_real_outputs,
-           size_t num_captures) {
+           size_t num_captures)
+    : memory_planner_(std::make_unique<MemoryPlanner>()) {
   CodeBuilder(*this).build_gradient(std::move(f), std::move(df), num_real_outputs, num_captures);
 }
+
+Code::~Code() = default;
 
 namespace {
 
@@ -724,6 +729,13 @@ InterpreterState::InterpreterState(const Code& code)
   for (const auto& [r, v] : code.constants_) registers_[r] = v;
 }
 
+InterpreterState::InterpreterState(const InterpreterState& other)
+    : code_(other.code_), registers_(other.registers_), next_stage_(other.next_stage_) {}
+
+InterpreterState::~InterpreterState() {
+  if (memory_) memory_->abandon();
+}
+
 std::vector<IValue> InterpreterState::run_stage(std::vector<IValue> inputs) {
   TSL_INTERNAL_ASSERT(next_stage_ < code_.stages_.size(), "stage ", next_stage_, " of ",
                       code_.name(), " (", code_.stages_.size(),
@@ -737,12 +749,23 @@ std::vector<IValue> InterpreterState::run_stage(std::vector<IValue> inputs) {
     if (r != kNoRegister) registers_[r] = std::move(inputs[i]);
   }
   inputs.clear();  // an unused input dies now, not with the caller's vector
-  execute(static_cast<int32_t>(stage.begin), static_cast<int32_t>(stage.end));
+  if (next_stage_ == 1 && code_.memory_planner_) memory_ = code_.memory_planner_->begin_run(code_);
+  {
+    MemoryScope scope(memory_.get());
+    execute(static_cast<int32_t>(stage.begin), static_cast<int32_t>(stage.end));
+  }
   std::vector<IValue> outputs;
   outputs.reserve(stage.output_registers.size());
   for (size_t i = 0; i < stage.output_registers.size(); ++i) {
     IValue& r = registers_[stage.output_registers[i]];
     outputs.push_back(stage.output_moves[i] ? std::move(r) : r);
+  }
+  if (memory_ && next_stage_ == code_.stages_.size()) {
+    code_.memory_planner_->finish_run(std::move(memory_));
+    memory_.reset();
+    if (Profiler* profiler = active_profiler()) {
+      profiler->note_memory_plan(code_.memory_planner_->plan());
+    }
   }
   return outputs;
 }
@@ -775,8 +798,11 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
   IValue* regs = registers_.data();
   const int32_t n = end;
   int32_t pc = begin;
+  MemoryRun* trace = memory_ && memory_->traces() ? memory_.get() : nullptr;
+  const uint32_t stage = static_cast<uint32_t>(next_stage_ - 1);
   while (pc < n) {
     const Instruction& inst = insts[pc];
+    if (trace) trace->at(pc, stage);
     try {
       switch (inst.kind) {
         case Instruction::Kind::Op: {
@@ -790,6 +816,7 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
           } else {
             inst.fn(args);
           }
+          if (trace) trace->name_outputs(regs, idx + inst.outputs, inst.num_outputs, code_);
           if (profiler) {
             auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                 std::chrono::steady_clock::now() - t0);
@@ -855,6 +882,7 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
           }
           for (uint32_t i = 0; i < inst.num_outputs; ++i)
             regs[idx[inst.outputs + i]] = std::move(outs[i]);
+          if (trace) trace->name_outputs(regs, idx + inst.outputs, inst.num_outputs, code_);
           break;
         }
         case Instruction::Kind::Raise:

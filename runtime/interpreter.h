@@ -11,6 +11,7 @@
 
 #include "ir/ir.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/memory_planner.h"
 
 namespace tsl {
 
@@ -83,6 +84,9 @@ class Code {
   // from those registers, and returns the input gradients.
   Code(std::shared_ptr<const Graph> f, std::shared_ptr<const Graph> df, size_t num_real_outputs,
        size_t num_captures);
+  ~Code();
+  Code(const Code&) = delete;
+  Code& operator=(const Code&) = delete;
 
   // The graph of stage 0 (the whole program of a one-stage Code).
   const Graph& graph() const { return *stages_[0].graph; }
@@ -97,6 +101,11 @@ class Code {
   // The register program, for learners (`:code f`, `--dump=code`): a header per
   // stage, each instruction with its registers (by value name) and what it frees.
   std::string dump() const;
+  // The value a register holds ("%h"), or "" for a temporary.
+  const std::string& register_name(uint32_t r) const { return register_names_.at(r); }
+  // The memory planner of this Code (see Note [Memory planning]), or null for top-level
+  // code, which runs once.
+  MemoryPlanner* memory_planner() const { return memory_planner_.get(); }
 
  private:
   friend class InterpreterState;
@@ -121,6 +130,7 @@ class Code {
   std::vector<std::string> register_names_;  // for dump()
   bool eager_ = false;
   std::vector<std::shared_ptr<autograd::EagerSite>> eager_sites_;
+  std::unique_ptr<MemoryPlanner> memory_planner_;
 };
 
 // The registers of one run of a Code, which runs one stage at a time.
@@ -129,9 +139,11 @@ class InterpreterState {
   explicit InterpreterState(const Code& code);
   // A clone (for retain_graph): the same Code, registers sharing their values, the
   // same next stage.
-  InterpreterState(const InterpreterState&) = default;
+  // The clone runs unplanned: the memory plan belongs to the original's run.
+  InterpreterState(const InterpreterState& other);
   InterpreterState(InterpreterState&&) = default;
   InterpreterState& operator=(const InterpreterState&) = delete;
+  ~InterpreterState();
 
   // Runs the next stage on `inputs` (consumed), returns its outputs. A stage runs at
   // most once per state: clone the state to run it again.
@@ -149,6 +161,9 @@ class InterpreterState {
   const Code& code_;
   std::vector<IValue> registers_;
   size_t next_stage_ = 0;
+  // This run's allocation context (Note [Memory planning]), from the first stage until
+  // the last returns; null when the run is unplanned.
+  IntrusivePtr<MemoryRun> memory_;
 };
 
 // Set from a signal handler (Ctrl-C); the interpreter checks it at every loop back

@@ -106,7 +106,32 @@ std::string Profiler::report(size_t top_nodes) const {
         << pad(format_ms(e->ns), 12, true) << " ms" << pad(std::to_string(e->count), 10, true)
         << " calls\n";
   }
+  write_plans(out);
   return out.str();
+}
+
+void Profiler::note_memory_plan(std::shared_ptr<const MemoryPlan> plan) {
+  if (plan && plan->num_planned > 0) plans_[plan->function] = std::move(plan);
+}
+
+// "planned memory": the arenas of the functions that ran planned, as seed 002's report
+// gives the memory it planned.
+void Profiler::write_plans(std::ostringstream& out) const {
+  if (plans_.empty()) {
+    out << "planned memory: none" << (memory_planning_enabled() ? "" : " (planning is off)")
+        << "\n";
+    return;
+  }
+  size_t arena = 0, bound = 0, unshared = 0;
+  for (const auto& [name, plan] : plans_) {
+    arena += plan->arena_bytes;
+    bound += plan->lower_bound_bytes;
+    unshared += plan->planned_bytes;
+  }
+  out << "planned memory: " << arena << " bytes of arenas for " << plans_.size() << " function"
+      << (plans_.size() == 1 ? "" : "s") << " (lower bound " << bound << ", " << unshared
+      << " without sharing):\n";
+  for (const auto& [name, plan] : plans_) out << "  " << name << ": " << plan->summary() << "\n";
 }
 
 }  // namespace tsl

@@ -5,11 +5,15 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "ir/ir.h"
+#include "runtime/memory_planner.h"
 
 namespace tsl {
 
@@ -22,6 +26,10 @@ class Profiler {
   uint64_t total_ns() const { return total_ns_; }
   // Calls recorded per op name ("mul", "matmul", "FusionGroup").
   std::unordered_map<std::string, uint64_t> counts_by_kind() const;
+
+  // A run of compiled code ended under `plan` (the planner's current plan; null or
+  // empty when nothing is planned): the report's "planned memory" lists each one.
+  void note_memory_plan(std::shared_ptr<const MemoryPlan> plan);
 
   // Installs this profiler for the current thread's interpreter until stop().
   void start();
@@ -36,11 +44,14 @@ class Profiler {
     uint64_t count = 0;
   };
   size_t entry_for(const Node* node);
+  void write_plans(std::ostringstream& out) const;
 
   std::vector<Entry> entries_;
   // Nodes of freed graphs may be reused at the same address: an entry is reused
   // only when its op and location still match.
   std::unordered_map<const Node*, size_t> index_;
+  // Per Code name, the last plan its runs followed.
+  std::map<std::string, std::shared_ptr<const MemoryPlan>> plans_;
   uint64_t total_ns_ = 0;
   size_t peak_bytes_ = 0;
   size_t start_bytes_ = 0;

@@ -2,13 +2,16 @@
 // built the way calls and the grad transform build them.
 #include "frontend/repl/code_view.h"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
 #include "frontend/compilation_unit.h"
 #include "ir/autodiff/differentiate.h"
 #include "ir/passes/inline_calls.h"
+#include "runtime/autograd/record.h"
 #include "runtime/function.h"
+#include "runtime/memory_planner.h"
 
 namespace tsl {
 namespace {
@@ -73,6 +76,50 @@ std::string code_text(CompilationUnit& unit, FunctionDecl& decl, const SourceRan
   }
   if (view == CodeView::Both) out += "\n";
   if (view != CodeView::Function) out += gradient_code_text(unit, decl, use);
+  return out;
+}
+
+namespace {
+
+// `function` and the functions its Code calls, each once, callers first.
+void collect_called(Function& function, std::vector<Function*>& out) {
+  if (std::find(out.begin(), out.end(), &function) != out.end()) return;
+  out.push_back(&function);
+  const Code& code = function.code();
+  for (const Instruction& inst : code.instructions()) {
+    if (inst.kind == Instruction::Kind::Call && inst.callee) collect_called(*inst.callee, out);
+  }
+}
+
+}  // namespace
+
+std::string memplan_text(CompilationUnit& unit, FunctionDecl& decl, const SourceRange& use) {
+  std::string out;
+  auto add_plan = [&](const Code& code, const std::string& what) {
+    MemoryPlanner* planner = code.memory_planner();
+    std::shared_ptr<const MemoryPlan> plan = planner ? planner->plan() : nullptr;
+    if (!plan) return false;
+    out += "# " + what + "\n" + plan->chart() + "\n";
+    return true;
+  };
+  unit.compile_function(decl, use);
+  std::vector<Function*> functions;
+  for (const FunctionDecl::Compiled& c : decl.compiled) collect_called(*c.function, functions);
+  bool any = false;
+  for (Function* f : functions) {
+    std::string who = f->name() == decl.name ? decl.name : decl.name + " calls " + f->name();
+    any |= add_plan(f->code(), who + ": the Code its calls run");
+    for (const auto& code : f->gradient_cache().codes()) {
+      any |= add_plan(*code, who + " on the autograd tape: forward and backward, one run");
+    }
+  }
+  if (!any) {
+    out = "# " + decl.name + " has not run yet: its memory is planned from what its first run " +
+          "allocates (call it, then :memplan " + decl.name + ")\n";
+  }
+  if (!memory_planning_enabled()) {
+    out += "# memory planning is off (--no-memplan or TSL_NO_MEMPLAN)\n";
+  }
   return out;
 }
 

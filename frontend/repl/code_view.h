@@ -23,4 +23,10 @@ enum class CodeView {
 std::string code_text(CompilationUnit& unit, FunctionDecl& decl, const SourceRange& use,
                       CodeView view);
 
+// The memory plans of `decl` (`:memplan f`, `tsl --dump=memplan`): of the Code its calls
+// run and of the gradient Codes the eager tape compiled for it, each drawn by
+// MemoryPlan::chart(). A Code is planned from its first run, so a function that has not
+// run yet gets a line saying so.
+std::string memplan_text(CompilationUnit& unit, FunctionDecl& decl, const SourceRange& use);
+
 }  // namespace tsl

@@ -20,6 +20,7 @@
 #include "ir/passes/pass_registry.h"
 #include "runtime/function.h"
 #include "runtime/interpreter.h"
+#include "runtime/memory_planner.h"
 #include "runtime/profiler.h"
 #include "runtime/tensor/parallel.h"
 
@@ -42,11 +43,15 @@ const char* kUsage =
     "  --dump=opt-grad FILE  the gradient graphs after the optimization pipeline\n"
     "  --dump=code FILE the register program of each function and, for one with float\n"
     "                   Tensor parameters, the two-stage program of its gradient\n"
+    "  --dump=memplan FILE  run FILE quietly, then print each function's memory plan:\n"
+    "                   its intermediates' lifetimes and offsets in one arena\n"
     "  --format=dot     with --dump=grad or opt-grad: Graphviz DOT instead of IR text\n"
     "  --no-opt         run functions as written, without the optimization pipeline\n"
-    "  --profile FILE   run FILE, then print the time per op kind and the slowest nodes\n"
-    "                   (and the peak of live tensor memory) on stderr\n"
     "                   (for debugging the passes; also TSL_NO_OPT=1)\n"
+    "  --no-memplan     take every tensor from the allocator, without memory plans\n"
+    "                   (also TSL_NO_MEMPLAN=1)\n"
+    "  --profile FILE   run FILE, then print the time per op kind and the slowest nodes,\n"
+    "                   the peak of live tensor memory and the planned arenas, on stderr\n"
     "  --ir FILE.ir [--passes=P1,P2]\n"
     "                   read IR text (what --dump=ir prints), run the named passes\n"
     "                   (the verifier after each), print the result (passes below)\n"
@@ -208,6 +213,20 @@ int dump_code(CompilationUnit& unit, SourcePtr source) {
   });
 }
 
+// --dump=memplan: every function's memory plan, from the run of FILE.
+int dump_memplan(CompilationUnit& unit, SourcePtr source) {
+  if (int status = run_quietly(unit, source); status != kExitOk) return status;
+  return run_guarded([&] {
+    for (const auto& [name, decl] : unit.functions()) {
+      std::cout << memplan_text(unit, *decl, decl->def->name_range) << "\n";
+    }
+    // Transforms (`grad(f)`) that ran have Codes of their own.
+    for (const auto& decl : unit.transforms()) {
+      if (!decl->compiled.empty()) std::cout << memplan_text(unit, *decl, {}) << "\n";
+    }
+  });
+}
+
 // `tsl --ir FILE.ir --passes=a,b`: parses every graph of the file, runs the passes on
 // each (verifying after each pass) and prints them as --dump=ir does.
 int run_ir_file(const Options& o) {
@@ -280,6 +299,7 @@ int run(const Options& o) {
   if (o.dump == "grad") return dump_grad(unit, source, o.format == "dot", GraphView::AsWritten);
   if (o.dump == "opt-grad") return dump_grad(unit, source, o.format == "dot", GraphView::Optimized);
   if (o.dump == "code") return dump_code(unit, source);
+  if (o.dump == "memplan") return dump_memplan(unit, source);
   install_sigint_handler();
   if (!o.profile) return run_guarded([&] { unit.run_source(source, false); });
   Profiler profiler;
@@ -325,15 +345,16 @@ int run_command_line(const std::vector<std::string>& args) {
     } else if (a.starts_with("--dump=")) {
       o.dump = a.substr(7);
       if (o.dump != "ast" && o.dump != "ir" && o.dump != "opt" && o.dump != "grad" &&
-          o.dump != "opt-grad" && o.dump != "code") {
-        std::cerr << "tsl: error: --dump takes ast, ir, opt, grad, opt-grad or code (the other "
-                     "views come with later features)\n";
+          o.dump != "opt-grad" && o.dump != "code" && o.dump != "memplan") {
+        std::cerr << "tsl: error: --dump takes ast, ir, opt, grad, opt-grad, code or memplan\n";
         return kExitCompileError;
       }
     } else if (a == "--profile") {
       o.profile = true;
     } else if (a == "--no-opt") {
       set_optimization_enabled(false);
+    } else if (a == "--no-memplan") {
+      set_memory_planning_enabled(false);
     } else if (a == "--ir") {
       if (i + 1 >= args.size()) {
         std::cerr << "tsl: error: --ir needs a FILE.ir\n";

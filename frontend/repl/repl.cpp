@@ -46,6 +46,8 @@ const char* kHelp =
     "  :code NAME       the register program NAME runs (registers, instructions, where\n"
     "                   each value is freed); :code grad NAME the two-stage program of\n"
     "                   its gradient (stage 0 forward, stage 1 backward)\n"
+    "  :memplan NAME    NAME's memory plan, made from its first run: each intermediate's\n"
+    "                   lifetime and offset in one arena, and the arena over time\n"
     "  :dot NAME        Graphviz DOT of NAME's graph; :dot grad NAME of its gradient\n"
     "                   graph (also written to NAME.svg when Graphviz's dot is installed)\n"
     "  :load FILE       run a script in this session\n"
@@ -238,7 +240,13 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
     std::snprintf(buf, sizeof buf, "time: %.3f ms (compile and run)\n", ms.count());
     out << buf;
   } else if (cmd == ":memplan") {
-    err << cmd << " is not available in this build of TSL yet\n";
+    FunctionDecl* decl = find_function_or_report(unit, rest, err);
+    if (!decl) return true;
+    try {
+      out << memplan_text(unit, *decl, {});
+    } catch (const SourceError& e) {
+      err << e.render();
+    }
   } else {
     err << "unknown command " << cmd << " (try :help)\n";
   }

@@ -39,6 +39,12 @@ void EagerSite::store(std::vector<int64_t> key, std::shared_ptr<const CompiledGr
   entries_[std::move(key)] = std::move(g);
 }
 
+std::vector<std::shared_ptr<const Code>> EagerSite::codes() const {
+  std::vector<std::shared_ptr<const Code>> out;
+  for (const auto& [key, g] : entries_) out.push_back(g->code);
+  return out;
+}
+
 namespace {
 
 bool value_requires_grad(const IValue& v) {

@@ -13,7 +13,8 @@
 
 namespace tsl {
 class Function;
-}
+class Code;
+}  // namespace tsl
 
 namespace tsl::autograd {
 
@@ -37,6 +38,8 @@ class EagerSite {
  public:
   std::shared_ptr<const CompiledGradient> lookup(const std::vector<int64_t>& key) const;
   void store(std::vector<int64_t> key, std::shared_ptr<const CompiledGradient> g);
+  // The two-stage Codes compiled so far, one per input pattern (for `:memplan f`).
+  std::vector<std::shared_ptr<const Code>> codes() const;
 
  private:
   std::map<std::vector<int64_t>, std::shared_ptr<const CompiledGradient>> entries_;

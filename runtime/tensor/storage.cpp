@@ -120,10 +120,8 @@ bool keep_cached(void* data, size_t padded) {
   return true;
 }
 
-void free_cpu(void*, void* data, size_t nbytes) {
-  if (!keep_cached(data, padded_size(nbytes))) std::free(data);
-  g_live_bytes.fetch_sub(nbytes, std::memory_order_relaxed);
-}
+std::atomic<CpuAllocationObserver> g_observer{nullptr};
+thread_local CpuAllocationInterceptor* t_interceptor = nullptr;
 
 void note_allocation(size_t nbytes) {
   size_t live = g_live_bytes.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
@@ -132,11 +130,30 @@ void note_allocation(size_t nbytes) {
   }
 }
 
+void free_cpu(void*, void* data, size_t nbytes) {
+  free_cpu_block(data, nbytes);
+  uncount_live_storage_bytes(nbytes);
+}
+
 Storage allocate_cpu(size_t nbytes) {
+  if (t_interceptor != nullptr) {
+    if (Storage s = t_interceptor->allocate(nbytes)) return s;
+  }
+  void* data = allocate_cpu_block(nbytes);
+  note_allocation(nbytes);
+  return make_intrusive<StorageImpl>(data, nbytes, kCPU, &free_cpu, nullptr);
+}
+
+}  // namespace
+
+void* allocate_cpu_block(size_t nbytes) {
   // aligned_alloc needs a size that is a multiple of the alignment; a zero-size
   // tensor still gets a distinct, valid pointer.
   size_t padded = padded_size(nbytes);
   if (padded < nbytes) TSL_ERROR("cannot allocate ", nbytes, " bytes on cpu");
+  if (CpuAllocationObserver observer = g_observer.load(std::memory_order_relaxed)) {
+    observer(nbytes);
+  }
   void* data = take_cached(padded);
   if (data == nullptr) data = std::aligned_alloc(kAlignment, padded);
   if (data == nullptr) {
@@ -144,11 +161,28 @@ Storage allocate_cpu(size_t nbytes) {
     data = std::aligned_alloc(kAlignment, padded);
   }
   if (data == nullptr) TSL_ERROR("cannot allocate ", nbytes, " bytes on cpu");
-  note_allocation(nbytes);
-  return make_intrusive<StorageImpl>(data, nbytes, kCPU, &free_cpu, nullptr);
+  return data;
 }
 
-}  // namespace
+void free_cpu_block(void* data, size_t nbytes) {
+  if (!keep_cached(data, padded_size(nbytes))) std::free(data);
+}
+
+void count_live_storage_bytes(size_t nbytes) { note_allocation(nbytes); }
+
+void uncount_live_storage_bytes(size_t nbytes) {
+  g_live_bytes.fetch_sub(nbytes, std::memory_order_relaxed);
+}
+
+CpuAllocationInterceptor* set_cpu_allocation_interceptor(CpuAllocationInterceptor* interceptor) {
+  CpuAllocationInterceptor* previous = t_interceptor;
+  t_interceptor = interceptor;
+  return previous;
+}
+
+void set_cpu_allocation_observer(CpuAllocationObserver observer) {
+  g_observer.store(observer, std::memory_order_relaxed);
+}
 
 Storage allocate_storage(size_t nbytes, Device device) {
   if (device.is_cpu()) return allocate_cpu(nbytes);

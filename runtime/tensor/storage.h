@@ -58,6 +58,38 @@ inline size_t cpu_live_bytes() { return live_storage_bytes(); }
 inline size_t cpu_peak_bytes() { return peak_live_storage_bytes(); }
 inline void reset_cpu_peak_bytes() { reset_peak_live_storage_bytes(); }
 
+// ---- Planned allocations ---------------------------------------------------------------
+// See Note [Memory planning] in runtime/memory_planner.h: while compiled code runs on a
+// thread, the memory planner may serve that thread's CPU allocations from an arena.
+
+// Serves CPU allocations in place of the allocator while installed on a thread.
+class CpuAllocationInterceptor {
+ public:
+  // A storage of `nbytes`, or an empty Storage to let the allocator serve it.
+  virtual Storage allocate(size_t nbytes) = 0;
+
+ protected:
+  ~CpuAllocationInterceptor() = default;
+};
+
+// Installs `interceptor` (or none) for this thread's CPU allocations and returns the one
+// installed before; the interpreter installs a run's own and restores the previous one.
+CpuAllocationInterceptor* set_cpu_allocation_interceptor(CpuAllocationInterceptor* interceptor);
+
+// Raw 64-byte aligned CPU blocks from the allocator (its caches, then the heap), not
+// counted in live_storage_bytes(): for arenas, which count the storages they hand out.
+void* allocate_cpu_block(size_t nbytes);
+void free_cpu_block(void* data, size_t nbytes);
+// Adds or removes bytes from the live count (and its peak), for storages an arena serves.
+void count_live_storage_bytes(size_t nbytes);
+void uncount_live_storage_bytes(size_t nbytes);
+
+// Called with the size of every CPU block the allocator serves (allocate_cpu_block and
+// every storage not served by an interceptor), from any thread: the tests count heap
+// traffic with it. One observer at a time; nullptr removes it.
+using CpuAllocationObserver = void (*)(size_t nbytes);
+void set_cpu_allocation_observer(CpuAllocationObserver observer);
+
 // Hook for devices other than the CPU (the CUDA backend installs one).
 using DeviceAllocator = Storage (*)(size_t nbytes, Device device);
 void set_device_allocator(DeviceType type, DeviceAllocator allocator);

@@ -55,10 +55,33 @@ TEST(ReplCode, UnknownFunctionsAndNonDifferentiableOnesAreMessages) {
   EXPECT_NE(s.out.find("# n: no gradient Code"), std::string::npos) << s.out;
 }
 
+TEST(ReplCode, MemplanShowsThePlanOnceTheFunctionHasRun) {
+  Session before = run(std::string(kDef) + ":memplan f\n");
+  EXPECT_EQ(before.err, "");
+  EXPECT_NE(before.out.find("f has not run yet"), std::string::npos) << before.out;
+  Session s =
+      run("import torch\n"
+          "def g(x: Tensor) -> Tensor:\n"
+          "    return (torch.tanh(x @ x) @ x).sum()\n"
+          "\n"
+          "x = torch.ones(8, 8)\n"
+          "y = g(x)\n"
+          "y = g(x)\n"
+          ":memplan g\n"
+          ":memplan nothing\n");
+  EXPECT_NE(s.out.find("memory plan of g (1 stage, traced over"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("arena 512 B for 3 intermediates"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("  b   %2            tanh                   256         256  [."),
+            std::string::npos)
+      << s.out;
+  EXPECT_NE(s.err.find("nothing"), std::string::npos) << s.err;
+}
+
 TEST(ReplCode, IsInTheHelp) {
   Session s = run(":help\n");
   EXPECT_NE(s.out.find(":code NAME"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find(":code grad NAME"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find(":memplan NAME"), std::string::npos) << s.out;
 }
 
 }  // namespace

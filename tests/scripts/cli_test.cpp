@@ -90,6 +90,45 @@ TEST(CommandLine, ProfileCountsTheKernelsPerOpKind) {
   fs::remove(p);
 }
 
+// --dump=memplan: each function's plan from the program's run, a table of its
+// intermediates and the arena map; --profile reports the planned arenas.
+constexpr const char* kPlanned =
+    "import torch\n"
+    "def f(x, w):\n"
+    "    h = torch.relu(x @ w)\n"
+    "    y = torch.tanh(h @ w) * 2.0\n"
+    "    return (y @ w).sum()\n"
+    "def never(x):\n"
+    "    return x\n"
+    "x = torch.ones(16, 16)\n"
+    "for i in range(3):\n"
+    "    print(f(x, x * 0.01).item())\n";
+
+TEST(CommandLine, DumpMemplanDrawsEachFunctionsPlan) {
+  fs::path p = write_temp("memplan.tsl", kPlanned);
+  Result r = tsl("--dump=memplan " + quote(p.string()));
+  EXPECT_EQ(r.status, 0) << r.err;
+  // Five 1 KiB intermediates, two live at a time: a 2 KiB arena.
+  EXPECT_NE(r.out.find("memory plan of f (1 stage"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("arena 2.0 KiB for 5 intermediates; lower bound 2.0 KiB (arena/bound "
+                       "1.00); 5.0 KiB without sharing"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  b   %h            relu                  1024        1024  [."),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("the arena over time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# never has not run yet"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("0.0"), std::string::npos) << "the program's output is not shown";
+  Result off = tsl("--no-memplan --dump=memplan " + quote(p.string()));
+  EXPECT_NE(off.out.find("memory planning is off"), std::string::npos) << off.out;
+  Result profile = tsl("--profile " + quote(p.string()));
+  EXPECT_NE(profile.err.find("planned memory: 2048 bytes of arenas for 1 function"),
+            std::string::npos)
+      << profile.err;
+  fs::remove(p);
+}
+
 TEST(CommandLine, RunsCodeFromDashC) {
   Result r = tsl("-c " + quote("print(1 + 2, 2 ** 10, 7 // 2, -7 % 3)"));
   EXPECT_EQ(r.status, 0) << r.err;
