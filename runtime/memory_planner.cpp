@@ -14,6 +14,17 @@
 #include "runtime/tensor/error.h"
 #include "runtime/tensor/tensor.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+// Free arena bytes are poisoned, so AddressSanitizer reports a read or write of a
+// planned value after it died as it would for a heap block.
+#define TSL_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define TSL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define TSL_POISON(p, n) ((void)(p), (void)(n))
+#define TSL_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 namespace tsl {
 namespace {
 
@@ -236,8 +247,12 @@ class ArenaRun final : public MemoryRun {
         debug_(memory_plan_debug()) {
     live_.reserve(plan_->num_planned);
     if (debug_) std::memset(buffer_, kSentinel, plan_->arena_bytes);
+    TSL_POISON(buffer_, plan_->arena_bytes);
   }
-  ~ArenaRun() override { free_cpu_block(buffer_, plan_->arena_bytes); }
+  ~ArenaRun() override {
+    TSL_UNPOISON(buffer_, plan_->arena_bytes);
+    free_cpu_block(buffer_, plan_->arena_bytes);
+  }
 
   bool traces() const override { return false; }
   void at(int32_t, uint32_t) override {}
@@ -301,6 +316,7 @@ void ArenaRun::unclaim(size_t offset) {
   TSL_INTERNAL_ASSERT(it != live_.end() && it->first == offset, "arena slot at ", offset,
                       " freed but not live");
   if (debug_) std::memset(buffer_ + it->first, kSentinel, it->second - it->first);
+  TSL_POISON(buffer_ + it->first, it->second - it->first);
   live_.erase(it);
 }
 
@@ -333,11 +349,12 @@ Storage ArenaRun::allocate(size_t nbytes) {
   }
   const PlannedBlock& b = plan_->blocks[next_++];
   if (!b.planned) return outer_ ? outer_->allocate(nbytes) : Storage();
-  if (debug_) check_sentinel(b);
   if (!claim(b.offset, b.size)) {
     departed_ = true;
     return {};
   }
+  TSL_UNPOISON(buffer_ + b.offset, b.size);
+  if (debug_) check_sentinel(b);
   count_live_storage_bytes(nbytes);
   retain();  // the storage keeps the arena until it dies
   return make_intrusive<StorageImpl>(buffer_ + b.offset, nbytes, kCPU, &ArenaRun::free_slot, this);
