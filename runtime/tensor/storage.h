@@ -7,6 +7,7 @@
 
 #include "runtime/tensor/device.h"
 #include "runtime/tensor/intrusive_ptr.h"
+#include "runtime/tensor/object_cache.h"
 
 namespace tsl {
 
@@ -28,6 +29,10 @@ class StorageImpl : public RefCounted {
   // the version it saved to detect a saved tensor modified in place.
   uint32_t version() const { return version_; }
   void bump_version() { ++version_; }
+
+  // See Note [Header caches].
+  static void* operator new(size_t n) { return ObjectCache<StorageImpl>::take(n); }
+  static void operator delete(void* p, size_t n) { ObjectCache<StorageImpl>::give(p, n); }
 
  private:
   void* data_;

@@ -14,6 +14,7 @@
 #include "runtime/tensor/dtype.h"
 #include "runtime/tensor/error.h"
 #include "runtime/tensor/intrusive_ptr.h"
+#include "runtime/tensor/object_cache.h"
 #include "runtime/tensor/scalar.h"
 #include "runtime/tensor/storage.h"
 
@@ -62,6 +63,10 @@ class TensorImpl : public RefCounted {
   void set_wrapped_number(bool value) { wrapped_number_ = value; }
   AutogradMetaBase* autograd_meta() const { return autograd_.get(); }
   void set_autograd_meta(std::unique_ptr<AutogradMetaBase> meta) { autograd_ = std::move(meta); }
+
+  // See Note [Header caches].
+  static void* operator new(size_t n) { return ObjectCache<TensorImpl>::take(n); }
+  static void operator delete(void* p, size_t n) { ObjectCache<TensorImpl>::give(p, n); }
 
  private:
   Storage storage_;

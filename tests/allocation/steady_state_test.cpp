@@ -119,7 +119,13 @@ TEST(SteadyState, TrainingStepAllocatesOnlyItsResults) {
   const uint64_t result_bytes = (256 * 784 + 256 + 10 * 256 + 10 + 1) * 4;
   EXPECT_EQ(g_blocks.load(), 5u * 100) << "tensor blocks from the allocator";
   EXPECT_EQ(g_block_bytes.load(), result_bytes * 100);
-  std::printf("operator new per step: %.1f\n", static_cast<double>(g_new_calls.load()) / 100);
+  // Tensor headers come from per-thread caches (Note [Header caches]); what is left is
+  // argument vectors, tuples and register files: a bound, not zero.
+  double per_step = static_cast<double>(g_new_calls.load()) / 100;
+  std::printf("operator new per step: %.1f\n", per_step);
+#if !defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(per_step, 80.0);
+#endif
 }
 
 }  // namespace
