@@ -733,7 +733,7 @@ InterpreterState::InterpreterState(const InterpreterState& other)
     : code_(other.code_), registers_(other.registers_), next_stage_(other.next_stage_) {}
 
 InterpreterState::~InterpreterState() {
-  if (memory_) memory_->abandon();
+  if (memory_) code_.memory_planner_->abandon_run(std::move(memory_));
 }
 
 std::vector<IValue> InterpreterState::run_stage(std::vector<IValue> inputs) {

@@ -489,6 +489,14 @@ void MemoryPlanner::finish_run(IntrusivePtr<MemoryRun> run) {
   }
 }
 
+void MemoryPlanner::abandon_run(IntrusivePtr<MemoryRun> run) {
+  run->abandon();
+  if (!run->traces()) return;  // the arena dies with its last storage
+  std::lock_guard<std::mutex> lock(mutex_);
+  tracing_ = false;
+  needs_trace_ = true;
+}
+
 std::shared_ptr<const MemoryPlan> MemoryPlanner::plan() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return plan_;

@@ -143,6 +143,9 @@ class MemoryPlanner {
   IntrusivePtr<MemoryRun> begin_run(const Code& code);
   // The run's last stage returned.
   void finish_run(IntrusivePtr<MemoryRun> run);
+  // The run was dropped before its last stage (an error, a backward that never came):
+  // a tracing run's trace is discarded and the next run traces again.
+  void abandon_run(IntrusivePtr<MemoryRun> run);
   // The current plan, or null before a run has been traced.
   std::shared_ptr<const MemoryPlan> plan() const;
   MemoryPlannerStats stats() const;

@@ -344,6 +344,26 @@ TEST(MemoryPlan, ValuesThatEscapeAreNotPlanned) {
   }
 }
 
+// A traced run that fails leaves no trace behind: the next run traces again.
+TEST(MemoryPlan, AFailedTraceIsRetried) {
+  PlanningMode debug(true, true);
+  CompilationUnit unit;
+  run(unit,
+      "import torch\n"
+      "def f(x, n: int):\n"
+      "    y = torch.tanh(x @ x)\n"
+      "    if n < 0:\n"
+      "        raise ValueError('negative')\n"
+      "    return (y @ x).sum()\n"
+      "x = torch.ones(8, 8) * 0.1\n");
+  EXPECT_THROW(run(unit, "s = f(x, -1)\n"), SourceError);
+  run(unit, "for i in range(3):\n    s = f(x, 1)\n");
+  MemoryPlanner& planner = planner_of(unit, "f");
+  ASSERT_TRUE(planner.plan());
+  EXPECT_EQ(planner.stats().traced_runs, 2u);
+  EXPECT_EQ(planner.stats().planned_runs, 2u);
+}
+
 TEST(MemoryPlan, TwoStageCodesPlanCapturesAcrossStages) {
   PlanningMode debug(true, true);
   CompilationUnit unit;
