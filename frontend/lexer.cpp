@@ -9,12 +9,13 @@
 
 #include "TSLLexer.h"
 #include "antlr4-runtime.h"
+#include "frontend/scanner.h"
 
 namespace tsl {
 
 // Note [The token pass]
-// The ANTLR lexer only cuts the text into raw tokens, whitespace and comments
-// included. This pass reads them once, in order, and
+// The scanner (Note [The scanner]) only cuts the text into raw tokens, whitespace and
+// comments included. This pass reads them once, in order, and
 //  - drops WS, COMMENT and LINE_JOIN (a backslash before a line end);
 //  - keeps a NEWLINE only where it ends a logical line: not inside brackets, not on a
 //    blank or comment-only line;
@@ -105,10 +106,13 @@ class TokenPass {
   TokenPass(SourcePtr source, const TokenizeOptions& options, TokenizedText& out)
       : source_(std::move(source)), options_(options), out_(out) {}
 
-  void run(TSLLexer& lexer) {
+  void run(Scanner& scanner) {
+    input_size_ = scanner.size();
     for (;;) {
-      std::unique_ptr<Token> t = lexer.nextToken();
-      relocate(static_cast<CommonToken&>(*t));
+      Scanner::Raw raw = scanner.next_raw();
+      if (dropped(raw)) continue;
+      std::unique_ptr<CommonToken> t = Scanner::make_token(raw);
+      relocate(*t);
       if (t->getType() == Token::EOF) return finish(std::move(t));
       handle(std::move(t));
     }
@@ -126,6 +130,7 @@ class TokenPass {
   size_t line_first_type_ = 0;
   size_t line_last_type_ = 0;
   const Token* last_real_ = nullptr;
+  size_t input_size_ = 0;  // code points in the text
 
   // Moves a token of an f-string field to where the field is in the source.
   void relocate(CommonToken& t) const {
@@ -153,23 +158,33 @@ class TokenPass {
     emit(std::move(t));
   }
 
-  void handle(std::unique_ptr<Token> t) {
-    switch (t->getType()) {
+  // Whitespace, comments, line joins and the line ends that do not end a logical line
+  // only change this pass's state: no token object is made for them.
+  bool dropped(const Scanner::Raw& t) {
+    switch (t.type) {
       case TSLLexer::WS:
-        if (at_line_start_) line_indent_ = t->getText();
-        return;
+        if (at_line_start_) line_indent_ = t.text;
+        return true;
       case TSLLexer::COMMENT:
-        return;
+        return true;
       case TSLLexer::LINE_JOIN:
         after_line_join_ = true;
-        return;
+        return true;
       case TSLLexer::NEWLINE:
-        if (!brackets_.empty() || at_line_start_ || options_.inside_brackets) return;
+        return !brackets_.empty() || at_line_start_ || options_.inside_brackets;
+      default:
+        return false;
+    }
+  }
+
+  void handle(std::unique_ptr<Token> t) {
+    switch (t->getType()) {
+      case TSLLexer::NEWLINE:
         end_logical_line();
         emit(std::move(t));
         return;
       case TSLLexer::BACKSLASH:
-        if (t->getStopIndex() + 1 >= t->getInputStream()->size()) {
+        if (t->getStopIndex() + 1 >= input_size_) {
           fail(token_range(source_, t.get()), "unexpected EOF while parsing", true);
         }
         fail(token_range(source_, t.get()),
@@ -386,10 +401,8 @@ std::string prepare_text(const SourcePtr& source, std::string_view text, TextOri
 TokenizedText tokenize(const SourcePtr& source, const std::string& prepared,
                        const TokenizeOptions& options) {
   TokenizedText out;
-  out.input = std::make_unique<antlr4::ANTLRInputStream>(prepared);
-  TSLLexer lexer(out.input.get());
-  lexer.removeErrorListeners();
-  TokenPass(source, options, out).run(lexer);
+  Scanner scanner(prepared);
+  TokenPass(source, options, out).run(scanner);
   return out;
 }
 

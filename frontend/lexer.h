@@ -1,7 +1,7 @@
-// The layout-aware token stream: runs the ANTLR lexer (grammar/TSLLexer.g4) and turns
-// its raw tokens into the parser's tokens — logical NEWLINE, INDENT and DEDENT, no
-// whitespace or comments — reporting bracket, indentation and lexical errors.
-// See Note [The token pass].
+// The layout-aware token stream: runs the scanner (scanner.h, the tokens of
+// grammar/TSLLexer.g4) and turns its raw tokens into the parser's tokens — logical NEWLINE, INDENT
+// and DEDENT, no whitespace or comments — reporting bracket, indentation and lexical errors. See
+// Note [The token pass].
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,6 @@
 #include "ir/source.h"
 
 namespace antlr4 {
-class ANTLRInputStream;
 class Token;
 }  // namespace antlr4
 
@@ -34,7 +33,6 @@ struct TextOrigin {
 // The tokens of one text, ready for the parser, plus facts about its last line that
 // the REPL needs (classify_input).
 struct TokenizedText {
-  std::unique_ptr<antlr4::ANTLRInputStream> input;     // the tokens' text points into it
   std::vector<std::unique_ptr<antlr4::Token>> tokens;  // ends with EOF
   bool ends_inside_block = false;      // an indented block was still open at the end
   bool last_line_opens_block = false;  // last logical line ends in ':' or is a header/decorator
