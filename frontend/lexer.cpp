@@ -171,6 +171,8 @@ class TokenPass {
         after_line_join_ = true;
         return true;
       case TSLLexer::NEWLINE:
+        // A blank or comment-only line: its whitespace is not the next line's indent.
+        if (at_line_start_) line_indent_.clear();
         return !brackets_.empty() || at_line_start_ || options_.inside_brackets;
       default:
         return false;
