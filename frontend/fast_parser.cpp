@@ -170,10 +170,7 @@ ast::CmpOp compare_op(size_t type, size_t next) {
 class FastParser {
  public:
   FastParser(const SourcePtr& source, const TokenizedText& text)
-      : source_(source), tokens_(text.tokens) {
-    types_.reserve(tokens_.size());
-    for (const std::unique_ptr<Token>& t : tokens_) types_.push_back(t->getType());
-  }
+      : source_(source), tokens_(text.tokens) {}
 
   // file_input : ( NEWLINE | stmt )* EOF ;
   ast::Body file() {
@@ -196,8 +193,7 @@ class FastParser {
 
  private:
   const SourcePtr& source_;
-  const std::vector<std::unique_ptr<Token>>& tokens_;
-  std::vector<size_t> types_;
+  const std::vector<ScannedToken>& tokens_;
   size_t pos_ = 0;
   size_t nesting_ = 0;  // expression recursion, bounded like the ANTLR path's stack guard
 
@@ -205,9 +201,8 @@ class FastParser {
 
   size_t peek(size_t k = 0) const {
     size_t i = pos_ + k;
-    return i < types_.size() ? types_[i] : Token::EOF;
+    return i < tokens_.size() ? tokens_[i].type : Token::EOF;
   }
-  Token* token(size_t i) const { return tokens_[i].get(); }
   bool accept(size_t type) {
     if (peek() != type) return false;
     ++pos_;
@@ -216,11 +211,11 @@ class FastParser {
   void expect(size_t type) {
     if (!accept(type)) throw Bail{};
   }
-  std::string text(size_t i) const { return token(i)->getText(); }
+  std::string text(size_t i) const { return std::string(tokens_[i].text); }
   // From token `first` to the last token consumed: a rule's range in the ANTLR tree.
   SourceRange range(size_t first) const { return range(first, pos_ - 1); }
   SourceRange range(size_t first, size_t last) const {
-    return token_range(source_, token(first), token(last));
+    return token_range(source_, tokens_[first], tokens_[last]);
   }
 
   // A composite expression node, with the builder's bound on the depth of the tree.
@@ -324,7 +319,7 @@ class FastParser {
       Built value = testlist();
       auto s = std::make_unique<ast::AugAssign>(range(start));
       s->target = std::move(first.e);
-      s->op = binop_of_token(types_[op]);
+      s->op = binop_of_token(tokens_[op].type);
       s->op_range = range(op, op);
       s->value = std::move(value.e);
       return s;
@@ -815,14 +810,21 @@ class FastParser {
   Built atom() {
     size_t start = pos_;
     size_t type = peek();
-    if (is_number(type)) return {build_number(token(pos_++), source_, false), 1};
+    if (is_number(type)) {
+      std::unique_ptr<antlr4::CommonToken> t = make_antlr_token(tokens_[pos_++]);
+      return {build_number(t.get(), source_, false), 1};
+    }
     switch (type) {
       case L::NAME:
         ++pos_;
         return {std::make_unique<ast::Name>(range(start), text(start)), 1};
       case L::STRING: {
+        std::vector<std::unique_ptr<antlr4::CommonToken>> owners;
         std::vector<Token*> strings;
-        while (peek() == L::STRING) strings.push_back(token(pos_++));
+        while (peek() == L::STRING) {
+          owners.push_back(make_antlr_token(tokens_[pos_++]));
+          strings.push_back(owners.back().get());
+        }
         return {build_strings(strings, source_), 1};
       }
       case L::ELLIPSIS:

@@ -271,8 +271,8 @@ class ThrowingErrorStrategy : public antlr4::DefaultErrorStrategy {
 // One parse of a token list: SLL prediction with bail-out first (fast, enough for
 // almost every input), then full LL with the error strategy for exact messages.
 template <typename Result, typename Entry>
-Result run_parser(const SourcePtr& source, TokenizedText& text, Entry entry) {
-  antlr4::ListTokenSource token_source(std::move(text.tokens));
+Result run_parser(const SourcePtr& source, const TokenizedText& text, Entry entry) {
+  antlr4::ListTokenSource token_source(text.antlr_tokens());
   antlr4::CommonTokenStream stream(&token_source);
   GuardedParser parser(&stream, source);
   parser.removeErrorListeners();
@@ -312,7 +312,7 @@ ast::Module parse_prepared(const SourcePtr& source, const std::string& prepared,
 }
 
 // eval_input: the fast path, else the ANTLR parser.
-ast::ExprPtr parse_eval(const SourcePtr& source, TokenizedText& tokens) {
+ast::ExprPtr parse_eval(const SourcePtr& source, const TokenizedText& tokens) {
   if (std::optional<ast::ExprPtr> e = parse_detail::fast_parse_eval(source, tokens)) {
     return std::move(*e);
   }

@@ -266,10 +266,10 @@ Scanner::Scanner(std::string_view text) : text_(text) {
 
 Scanner::~Scanner() = default;
 
-Scanner::Raw Scanner::next_raw() {
+ScannedToken Scanner::next_raw() {
   if (pos_ >= text_.size()) return {antlr4::Token::EOF, "<EOF>", line_, col_, index_, index_ - 1};
   Match m = match();
-  Raw raw{m.type, text_.substr(pos_, m.bytes), line_, col_, index_, 0};
+  ScannedToken raw{m.type, text_.substr(pos_, m.bytes), line_, col_, index_, 0};
   size_t points = 0;
   for (char c : raw.text) {
     if (c == '\n') {
@@ -286,7 +286,7 @@ Scanner::Raw Scanner::next_raw() {
   return raw;
 }
 
-std::unique_ptr<antlr4::CommonToken> Scanner::make_token(const Raw& raw) {
+std::unique_ptr<antlr4::CommonToken> make_antlr_token(const ScannedToken& raw) {
   auto t = std::make_unique<antlr4::CommonToken>(raw.type, std::string(raw.text));
   t->setLine(raw.line);
   t->setCharPositionInLine(raw.col);

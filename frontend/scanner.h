@@ -13,6 +13,19 @@ class CommonToken;
 
 namespace tsl {
 
+// A token without an object of its own: its type (grammar/TSLLexer.g4), its text (a
+// view into the scanned text, or a literal for the tokens the token pass makes up),
+// and where it is.
+struct ScannedToken {
+  size_t type;
+  std::string_view text;
+  size_t line, col;    // col in code points
+  size_t start, stop;  // code-point indexes, stop inclusive; stop < start: zero width
+};
+
+// The ANTLR token object of `t` (for the ANTLR parser and the literal decoders).
+std::unique_ptr<antlr4::CommonToken> make_antlr_token(const ScannedToken& t);
+
 // Note [The scanner]
 // TSLLexer.g4 stays the specification of the tokens (and the parser's vocabulary), but
 // the ANTLR lexer is not used to tokenize: it simulated its automaton character by
@@ -30,18 +43,10 @@ class Scanner {
   explicit Scanner(std::string_view text);
   ~Scanner();
 
-  // A raw token before it becomes an ANTLR token object (the token pass makes none for
-  // whitespace and comments). `text` points into the scanned text.
-  struct Raw {
-    size_t type;
-    std::string_view text;
-    size_t line, col;    // col in code points
-    size_t start, stop;  // code-point indexes, stop inclusive (start - 1 when empty)
-  };
   // The next raw token; EOF (text "<EOF>") at the end, and again after it.
-  Raw next_raw();
-  static std::unique_ptr<antlr4::CommonToken> make_token(const Raw& raw);
-  std::unique_ptr<antlr4::CommonToken> next() { return make_token(next_raw()); }
+  ScannedToken next_raw();
+  // The same as an ANTLR token object.
+  std::unique_ptr<antlr4::CommonToken> next() { return make_antlr_token(next_raw()); }
 
   // The number of code points in the text (ANTLR's input size).
   size_t size() const { return size_; }
