@@ -6,15 +6,17 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "TSLLexer.h"
 #include "antlr4-runtime.h"
+#include "frontend/scanner.h"
 
 namespace tsl {
 
 // Note [The token pass]
-// The ANTLR lexer only cuts the text into raw tokens, whitespace and comments
-// included. This pass reads them once, in order, and
+// The scanner (Note [The scanner]) only cuts the text into raw tokens, whitespace and
+// comments included. This pass reads them once, in order, and
 //  - drops WS, COMMENT and LINE_JOIN (a backslash before a line end);
 //  - keeps a NEWLINE only where it ends a logical line: not inside brackets, not on a
 //    blank or comment-only line;
@@ -105,12 +107,14 @@ class TokenPass {
   TokenPass(SourcePtr source, const TokenizeOptions& options, TokenizedText& out)
       : source_(std::move(source)), options_(options), out_(out) {}
 
-  void run(TSLLexer& lexer) {
+  void run(Scanner& scanner) {
+    input_size_ = scanner.size();
     for (;;) {
-      std::unique_ptr<Token> t = lexer.nextToken();
-      relocate(static_cast<CommonToken&>(*t));
-      if (t->getType() == Token::EOF) return finish(std::move(t));
-      handle(std::move(t));
+      ScannedToken t = scanner.next_raw();
+      if (dropped(t)) continue;
+      relocate(t);
+      if (t.type == Token::EOF) return finish(t);
+      handle(t);
     }
   }
 
@@ -125,14 +129,15 @@ class TokenPass {
   bool after_line_join_ = false;
   size_t line_first_type_ = 0;
   size_t line_last_type_ = 0;
-  const Token* last_real_ = nullptr;
+  std::optional<ScannedToken> last_real_;
+  size_t input_size_ = 0;  // code points in the text
 
   // Moves a token of an f-string field to where the field is in the source.
-  void relocate(CommonToken& t) const {
+  void relocate(ScannedToken& t) const {
     const TextOrigin& o = options_.origin;
     if (o.line == 1 && o.col == 0) return;
-    if (t.getLine() == 1) t.setCharPositionInLine(t.getCharPositionInLine() + o.col);
-    t.setLine(t.getLine() + o.line - 1);
+    if (t.line == 1) t.col += o.col;
+    t.line += o.line - 1;
   }
 
   [[noreturn]] void fail(const SourceRange& range, std::string message, bool at_end = false) {
@@ -140,51 +145,57 @@ class TokenPass {
     compile_error(range, std::move(message));
   }
 
-  void emit(std::unique_ptr<Token> t) { out_.tokens.push_back(std::move(t)); }
+  void emit(const ScannedToken& t) { out_.tokens.push_back(t); }
 
   // A token the parser needs but the text does not spell (NEWLINE at the end of the
   // input, INDENT, DEDENT): zero width, at `line`:`col`.
   void emit_synthetic(size_t type, size_t line, size_t col) {
-    auto t = std::make_unique<CommonToken>(type, "");
-    t->setLine(line);
-    t->setCharPositionInLine(col);
-    t->setStartIndex(1);
-    t->setStopIndex(0);
-    emit(std::move(t));
+    emit(ScannedToken{type, "", line, col, 1, 0});
   }
 
-  void handle(std::unique_ptr<Token> t) {
-    switch (t->getType()) {
+  // Whitespace, comments, line joins and the line ends that do not end a logical line
+  // only change this pass's state.
+  bool dropped(const ScannedToken& t) {
+    switch (t.type) {
       case TSLLexer::WS:
-        if (at_line_start_) line_indent_ = t->getText();
-        return;
+        if (at_line_start_) line_indent_ = t.text;
+        return true;
       case TSLLexer::COMMENT:
-        return;
+        return true;
       case TSLLexer::LINE_JOIN:
         after_line_join_ = true;
-        return;
+        return true;
       case TSLLexer::NEWLINE:
-        if (!brackets_.empty() || at_line_start_ || options_.inside_brackets) return;
+        // A blank or comment-only line: its whitespace is not the next line's indent.
+        if (at_line_start_) line_indent_.clear();
+        return !brackets_.empty() || at_line_start_ || options_.inside_brackets;
+      default:
+        return false;
+    }
+  }
+
+  void handle(const ScannedToken& t) {
+    switch (t.type) {
+      case TSLLexer::NEWLINE:
         end_logical_line();
-        emit(std::move(t));
+        emit(t);
         return;
       case TSLLexer::BACKSLASH:
-        if (t->getStopIndex() + 1 >= t->getInputStream()->size()) {
-          fail(token_range(source_, t.get()), "unexpected EOF while parsing", true);
+        if (t.stop + 1 >= input_size_) {
+          fail(token_range(source_, t), "unexpected EOF while parsing", true);
         }
-        fail(token_range(source_, t.get()),
-             "unexpected character after line continuation character");
+        fail(token_range(source_, t), "unexpected character after line continuation character");
       case TSLLexer::UNTERMINATED_STRING:
-        fail(token_range(source_, t.get()),
-             "unterminated string literal (detected at line " + std::to_string(t->getLine()) + ")");
+        fail(token_range(source_, t),
+             "unterminated string literal (detected at line " + std::to_string(t.line) + ")");
       case TSLLexer::UNTERMINATED_LONG_STRING:
-        unterminated_long_string(*t);
+        unterminated_long_string(t);
       case TSLLexer::INVALID_NUMBER:
-        fail(token_range(source_, t.get()), invalid_number_message(t->getText()));
+        fail(token_range(source_, t), invalid_number_message(std::string(t.text)));
       case TSLLexer::ERROR_CHAR:
-        invalid_character(*t);
+        invalid_character(t);
       default:
-        real_token(std::move(t));
+        real_token(t);
     }
   }
 
@@ -195,21 +206,21 @@ class TokenPass {
     line_indent_.clear();
   }
 
-  void real_token(std::unique_ptr<Token> t) {
+  void real_token(const ScannedToken& t) {
     if (at_line_start_ && !options_.inside_brackets) {
-      indentation(*t);
-      line_first_type_ = t->getType();
+      indentation(t);
+      line_first_type_ = t.type;
     }
     at_line_start_ = false;
     after_line_join_ = false;
-    line_last_type_ = t->getType();
-    bracket(*t);
-    last_real_ = t.get();
-    emit(std::move(t));
+    line_last_type_ = t.type;
+    bracket(t);
+    last_real_ = t;
+    emit(t);
   }
 
   // Compares this line's indentation with the open levels: INDENT, DEDENTs or an error.
-  void indentation(const Token& t) {
+  void indentation(const ScannedToken& t) {
     Indent here;
     for (char c : line_indent_) {
       if (c == ' ')
@@ -219,7 +230,7 @@ class TokenPass {
       else
         here = Indent{};  // form feed resets the count, as in CPython
     }
-    SourceRange r = token_range(source_, &t);
+    SourceRange r = token_range(source_, t);
     const char* kTabError = "inconsistent use of tabs and spaces in indentation";
     Indent top = indents_.back();
     if (here.col == top.col) {
@@ -228,11 +239,11 @@ class TokenPass {
       if (here.alt_col <= top.alt_col) fail(r, kTabError);
       if (indents_.size() > kMaxIndentDepth) fail(r, "too many levels of indentation");
       indents_.push_back(here);
-      emit_synthetic(TSLLexer::INDENT, t.getLine(), t.getCharPositionInLine());
+      emit_synthetic(TSLLexer::INDENT, t.line, t.col);
     } else {
       while (indents_.size() > 1 && here.col < indents_.back().col) {
         indents_.pop_back();
-        emit_synthetic(TSLLexer::DEDENT, t.getLine(), t.getCharPositionInLine());
+        emit_synthetic(TSLLexer::DEDENT, t.line, t.col);
       }
       if (here.col != indents_.back().col)
         fail(r, "unindent does not match any outer indentation level");
@@ -240,21 +251,21 @@ class TokenPass {
     }
   }
 
-  void bracket(const Token& t) {
-    size_t type = t.getType();
+  void bracket(const ScannedToken& t) {
+    size_t type = t.type;
     if (type == TSLLexer::OPEN_PAREN || type == TSLLexer::OPEN_BRACK ||
         type == TSLLexer::OPEN_BRACE) {
-      SourceRange r = token_range(source_, &t);
+      SourceRange r = token_range(source_, t);
       size_t depth = brackets_.size() + (options_.inside_brackets ? 1 : 0);
       if (depth >= kMaxBracketDepth) fail(r, "too many nested parentheses");
-      brackets_.push_back({t.getText()[0], r});
+      brackets_.push_back({t.text[0], r});
       return;
     }
     if (type != TSLLexer::CLOSE_PAREN && type != TSLLexer::CLOSE_BRACK &&
         type != TSLLexer::CLOSE_BRACE)
       return;
-    char close = t.getText()[0];
-    SourceRange r = token_range(source_, &t);
+    char close = t.text[0];
+    SourceRange r = token_range(source_, t);
     if (brackets_.empty()) fail(r, std::string("unmatched '") + close + "'");
     const OpenBracket& open = brackets_.back();
     if (closer_of(open.ch) != close) {
@@ -266,8 +277,8 @@ class TokenPass {
     brackets_.pop_back();
   }
 
-  void finish(std::unique_ptr<Token> eof) {
-    SourceRange at_eof = token_range(source_, eof.get());
+  void finish(const ScannedToken& eof) {
+    SourceRange at_eof = token_range(source_, eof);
     if (after_line_join_) fail(at_eof, "unexpected EOF while parsing", true);
     if (!brackets_.empty()) {
       const OpenBracket& open = brackets_.back();
@@ -275,24 +286,23 @@ class TokenPass {
     }
     if (!options_.inside_brackets) {
       if (!at_line_start_) {
-        SourceRange end = last_real_ ? token_range(source_, last_real_) : at_eof;
+        SourceRange end = last_real_ ? token_range(source_, *last_real_) : at_eof;
         end_logical_line();
         emit_synthetic(TSLLexer::NEWLINE, end.end_line, end.end_col);
       }
       out_.ends_inside_block = indents_.size() > 1;
       for (size_t i = 1; i < indents_.size(); ++i) {
-        emit_synthetic(TSLLexer::DEDENT, eof->getLine(), eof->getCharPositionInLine());
+        emit_synthetic(TSLLexer::DEDENT, eof.line, eof.col);
       }
     }
-    emit(std::move(eof));
+    emit(eof);
   }
 
-  [[noreturn]] void unterminated_long_string(const Token& t) {
-    SourceRange r = token_range(source_, &t);
+  [[noreturn]] void unterminated_long_string(const ScannedToken& t) {
+    SourceRange r = token_range(source_, t);
     uint32_t detected = r.end_line;
     // Point at the prefix and the opening quotes, as CPython does.
-    std::string text = t.getText();
-    size_t quote = text.find_first_of("'\"");
+    size_t quote = t.text.find_first_of("'\"");
     r.end_line = r.line;
     r.end_col = r.col + static_cast<uint32_t>(quote) + 3;
     fail(r,
@@ -301,9 +311,9 @@ class TokenPass {
          true);
   }
 
-  [[noreturn]] void invalid_character(const Token& t) {
-    std::string text = t.getText();
-    SourceRange r = token_range(source_, &t);
+  [[noreturn]] void invalid_character(const ScannedToken& t) {
+    std::string text(t.text);
+    SourceRange r = token_range(source_, t);
     if (text == std::string(1, '\0')) fail(r, "source code cannot contain null bytes");
     unsigned char c = static_cast<unsigned char>(text[0]);
     if (c < 0x80 && c >= 0x20) fail(r, "invalid syntax");
@@ -386,34 +396,46 @@ std::string prepare_text(const SourcePtr& source, std::string_view text, TextOri
 TokenizedText tokenize(const SourcePtr& source, const std::string& prepared,
                        const TokenizeOptions& options) {
   TokenizedText out;
-  out.input = std::make_unique<antlr4::ANTLRInputStream>(prepared);
-  TSLLexer lexer(out.input.get());
-  lexer.removeErrorListeners();
-  TokenPass(source, options, out).run(lexer);
+  // Code has about one token per 3 bytes: one allocation instead of a dozen regrowths.
+  out.tokens.reserve(prepared.size() / 3 + 16);
+  Scanner scanner(prepared);
+  TokenPass(source, options, out).run(scanner);
   return out;
 }
 
-SourceRange token_range(const SourcePtr& source, const Token* token) {
+std::vector<std::unique_ptr<Token>> TokenizedText::antlr_tokens() const {
+  std::vector<std::unique_ptr<Token>> out;
+  out.reserve(tokens.size());
+  for (const ScannedToken& t : tokens) out.push_back(make_antlr_token(t));
+  return out;
+}
+
+namespace {
+
+// A token's range from its start, its length in code points and, for strings (which
+// may span lines), its text: `text()` is only called for them.
+template <typename Text>
+SourceRange range_of(const SourcePtr& source, size_t type, size_t line, size_t col, size_t start,
+                     size_t stop, Text text) {
   SourceRange r;
   r.source = source;
-  r.line = static_cast<uint32_t>(token->getLine());
-  r.col = static_cast<uint32_t>(token->getCharPositionInLine());
+  r.line = static_cast<uint32_t>(line);
+  r.col = static_cast<uint32_t>(col);
   r.end_line = r.line;
   r.end_col = r.col;
-  size_t type = token->getType();
   if (type == Token::EOF) return r;
-  size_t start = token->getStartIndex(), stop = token->getStopIndex();
   if (stop + 1 <= start) return r;  // synthetic: zero width
   if (type == TSLLexer::NEWLINE) {
     r.end_col = r.col + 1;
   } else if (type == TSLLexer::STRING || type == TSLLexer::UNTERMINATED_LONG_STRING) {
-    std::string text = token->getText();
-    size_t nl = text.rfind('\n');
-    if (nl == std::string::npos) {
-      r.end_col = r.col + count_code_points(text);
+    auto owner = text();
+    std::string_view s(owner);
+    size_t nl = s.rfind('\n');
+    if (nl == std::string_view::npos) {
+      r.end_col = r.col + count_code_points(s);
     } else {
-      r.end_line = r.line + static_cast<uint32_t>(std::count(text.begin(), text.end(), '\n'));
-      r.end_col = count_code_points(std::string_view(text).substr(nl + 1));
+      r.end_line = r.line + static_cast<uint32_t>(std::count(s.begin(), s.end(), '\n'));
+      r.end_col = count_code_points(s.substr(nl + 1));
     }
   } else {
     r.end_col = r.col + static_cast<uint32_t>(stop - start + 1);
@@ -421,7 +443,23 @@ SourceRange token_range(const SourcePtr& source, const Token* token) {
   return r;
 }
 
+}  // namespace
+
+SourceRange token_range(const SourcePtr& source, const Token* token) {
+  return range_of(source, token->getType(), token->getLine(), token->getCharPositionInLine(),
+                  token->getStartIndex(), token->getStopIndex(), [&] { return token->getText(); });
+}
+
+SourceRange token_range(const SourcePtr& source, const ScannedToken& t) {
+  return range_of(source, t.type, t.line, t.col, t.start, t.stop, [&] { return t.text; });
+}
+
 SourceRange token_range(const SourcePtr& source, const Token* first, const Token* last) {
+  return token_range(source, first).to(token_range(source, last));
+}
+
+SourceRange token_range(const SourcePtr& source, const ScannedToken& first,
+                        const ScannedToken& last) {
   return token_range(source, first).to(token_range(source, last));
 }
 

@@ -1,7 +1,7 @@
-// The layout-aware token stream: runs the ANTLR lexer (grammar/TSLLexer.g4) and turns
-// its raw tokens into the parser's tokens — logical NEWLINE, INDENT and DEDENT, no
-// whitespace or comments — reporting bracket, indentation and lexical errors.
-// See Note [The token pass].
+// The layout-aware token stream: runs the scanner (scanner.h, the tokens of
+// grammar/TSLLexer.g4) and turns its raw tokens into the parser's tokens — logical NEWLINE, INDENT
+// and DEDENT, no whitespace or comments — reporting bracket, indentation and lexical errors. See
+// Note [The token pass].
 #pragma once
 
 #include <cstdint>
@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "frontend/scanner.h"
 #include "ir/source.h"
 
 namespace antlr4 {
-class ANTLRInputStream;
 class Token;
 }  // namespace antlr4
 
@@ -34,10 +34,13 @@ struct TextOrigin {
 // The tokens of one text, ready for the parser, plus facts about its last line that
 // the REPL needs (classify_input).
 struct TokenizedText {
-  std::unique_ptr<antlr4::ANTLRInputStream> input;     // the tokens' text points into it
-  std::vector<std::unique_ptr<antlr4::Token>> tokens;  // ends with EOF
+  // Ends with EOF. The texts point into the prepared text, which must outlive them.
+  std::vector<ScannedToken> tokens;
   bool ends_inside_block = false;      // an indented block was still open at the end
   bool last_line_opens_block = false;  // last logical line ends in ':' or is a header/decorator
+
+  // The tokens as ANTLR token objects, for the ANTLR parser.
+  std::vector<std::unique_ptr<antlr4::Token>> antlr_tokens() const;
 };
 
 struct TokenizeOptions {
@@ -61,6 +64,9 @@ TokenizedText tokenize(const SourcePtr& source, const std::string& prepared,
 
 // The range of one token: its start, and its end computed from its text.
 SourceRange token_range(const SourcePtr& source, const antlr4::Token* token);
+SourceRange token_range(const SourcePtr& source, const ScannedToken& token);
+SourceRange token_range(const SourcePtr& source, const ScannedToken& first,
+                        const ScannedToken& last);
 // The range from the start of `first` to the end of `last`.
 SourceRange token_range(const SourcePtr& source, const antlr4::Token* first,
                         const antlr4::Token* last);

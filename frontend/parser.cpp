@@ -1,6 +1,7 @@
-// Source text to AST: the token pass (lexer.h), the ANTLR parser (SLL first, full LL
-// only when SLL fails), Python-like syntax error messages, and the REPL's test for
-// whether an input is complete.
+// Source text to AST: the token pass (lexer.h), the hand-written fast path
+// (fast_parser.h) and, for what it leaves, the ANTLR parser (SLL first, full LL only
+// when SLL fails), Python-like syntax error messages, and the REPL's test for whether
+// an input is complete.
 #include "frontend/parser.h"
 
 #include <pthread.h>
@@ -8,6 +9,7 @@
 #include "TSLLexer.h"
 #include "antlr4-runtime.h"
 #include "frontend/ast_builder.h"
+#include "frontend/fast_parser.h"
 #include "frontend/lexer.h"
 
 namespace tsl {
@@ -269,8 +271,8 @@ class ThrowingErrorStrategy : public antlr4::DefaultErrorStrategy {
 // One parse of a token list: SLL prediction with bail-out first (fast, enough for
 // almost every input), then full LL with the error strategy for exact messages.
 template <typename Result, typename Entry>
-Result run_parser(const SourcePtr& source, TokenizedText& text, Entry entry) {
-  antlr4::ListTokenSource token_source(std::move(text.tokens));
+Result run_parser(const SourcePtr& source, const TokenizedText& text, Entry entry) {
+  antlr4::ListTokenSource token_source(text.antlr_tokens());
   antlr4::CommonTokenStream stream(&token_source);
   GuardedParser parser(&stream, source);
   parser.removeErrorListeners();
@@ -289,17 +291,34 @@ Result run_parser(const SourcePtr& source, TokenizedText& text, Entry entry) {
   return entry(parser);
 }
 
-ast::Module parse_prepared(const SourcePtr& source, const std::string& prepared,
-                           bool* ended_early) {
+// `fast`: try the hand-written parser first (Note [Two parsers]).
+ast::Module parse_prepared(const SourcePtr& source, const std::string& prepared, bool* ended_early,
+                           bool fast = true) {
   TokenizeOptions options;
   options.ended_early = ended_early;
   TokenizedText text = tokenize(source, prepared, options);
   ast::Module m;
   m.source = source;
+  if (fast) {
+    if (std::optional<ast::Body> body = parse_detail::fast_parse_file(source, text)) {
+      m.body = std::move(*body);
+      return m;
+    }
+  }
   m.body = run_parser<ast::Body>(source, text, [&](GuardedParser& p) {
     return parse_detail::build_file(p.file_input(), source);
   });
   return m;
+}
+
+// eval_input: the fast path, else the ANTLR parser.
+ast::ExprPtr parse_eval(const SourcePtr& source, const TokenizedText& tokens) {
+  if (std::optional<ast::ExprPtr> e = parse_detail::fast_parse_eval(source, tokens)) {
+    return std::move(*e);
+  }
+  return run_parser<ast::ExprPtr>(source, tokens, [&](GuardedParser& p) {
+    return parse_detail::build_eval(p.eval_input(), source);
+  });
 }
 
 // Whether the last line of the text is blank: the REPL's end of a block.
@@ -329,8 +348,12 @@ ast::ExprPtr parse_fstring_field(const SourcePtr& source, const std::string& tex
   options.origin = origin;
   options.inside_brackets = true;
   TokenizedText tokens = tokenize(source, prepared, options);
-  return run_parser<ast::ExprPtr>(
-      source, tokens, [&](GuardedParser& p) { return build_eval(p.eval_input(), source); });
+  return parse_eval(source, tokens);
+}
+
+ast::Module parse_module_antlr(SourcePtr source) {
+  std::string prepared = prepare_text(source, source->text(), {});
+  return parse_prepared(source, prepared, nullptr, false);
 }
 
 }  // namespace parse_detail
@@ -343,9 +366,7 @@ ast::Module parse_module(SourcePtr source) {
 ast::ExprPtr parse_expression(SourcePtr source) {
   std::string prepared = prepare_text(source, source->text(), {});
   TokenizedText tokens = tokenize(source, prepared, {});
-  return run_parser<ast::ExprPtr>(source, tokens, [&](GuardedParser& p) {
-    return parse_detail::build_eval(p.eval_input(), source);
-  });
+  return parse_eval(source, tokens);
 }
 
 InputStatus classify_input(std::string_view text) {

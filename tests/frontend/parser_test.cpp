@@ -414,6 +414,18 @@ TEST(Layout, IndentationWithCommentsAndBlankLines) {
       "    value:\n      Int 1 @11:5\n");
 }
 
+// An indented blank or comment-only line before a line at column 0 (no whitespace
+// token of its own) does not lend it its indentation.
+TEST(Layout, IndentedBlankLineBeforeColumnZero) {
+  for (const char* code : {"x = 1\n  \ny = 2\n", "x = 1\n  # c\ny = 2\n",
+                           "if a:\n    x = 1\n    \ny = 2\n", "if a:\n    x = 1\n\t# c\ny = 2\n"}) {
+    ast::Module m = parse_module(src(code));
+    ASSERT_EQ(m.body.size(), 2u) << code;
+    EXPECT_EQ(m.body[1]->kind, ast::StmtKind::Assign) << code;
+    EXPECT_EQ(m.body[1]->range.col, 0u) << code;
+  }
+}
+
 TEST(Layout, SeveralDedentsAtOnceAndAtEnd) {
   std::string code = "if a:\n  if b:\n    if c:\n      x = 1\ny = 2\nif d:\n  if e:\n    pass";
   ast::Module m = parse_module(src(code));
