@@ -49,10 +49,28 @@ struct TimeAxis {
   }
 };
 
-std::string lifetime_bar(const PlannedBlock& b, const TimeAxis& axis) {
+// "; stage 1 from instruction 12" for a two-stage run.
+std::string stage_text(const MemoryPlan& plan) {
+  std::string s;
+  for (size_t k = 1; k < plan.stage_steps.size(); ++k) {
+    s += "; stage " + std::to_string(k) + " from " + std::to_string(plan.stage_steps[k]);
+  }
+  return s;
+}
+
+// Marks the columns where a later stage begins with ':' where nothing else is drawn.
+void mark_stages(std::string& line, const MemoryPlan& plan, const TimeAxis& axis) {
+  for (size_t k = 1; k < plan.stage_steps.size(); ++k) {
+    char& c = line[axis.column(plan.stage_steps[k])];
+    if (c == '.') c = ':';
+  }
+}
+
+std::string lifetime_bar(const PlannedBlock& b, const MemoryPlan& plan, const TimeAxis& axis) {
   std::string bar(axis.width, '.');
   size_t from = axis.column(b.alloc_step), to = axis.column(b.free_step);
   for (size_t c = from; c <= to; ++c) bar[c] = '#';
+  mark_stages(bar, plan, axis);
   return "[" + bar + "]";
 }
 
@@ -64,15 +82,15 @@ std::vector<const PlannedBlock*> planned_blocks(const MemoryPlan& plan) {
   return out;
 }
 
-void write_table(std::ostringstream& out, const std::vector<const PlannedBlock*>& blocks,
-                 const TimeAxis& axis) {
+void write_table(std::ostringstream& out, const MemoryPlan& plan,
+                 const std::vector<const PlannedBlock*>& blocks, const TimeAxis& axis) {
   out << "  id  value         op                   bytes      offset  lifetime (instructions 0.."
-      << (axis.steps == 0 ? 0 : axis.steps - 1) << ")\n";
+      << (axis.steps == 0 ? 0 : axis.steps - 1) << stage_text(plan) << ")\n";
   for (size_t k = 0; k < blocks.size() && k < kMaxRows; ++k) {
     const PlannedBlock& b = *blocks[k];
     out << "  " << block_letter(k) << "   " << pad(b.name, 13) << " " << pad(b.op, 16) << " "
         << pad_left(std::to_string(b.nbytes), 9) << " " << pad_left(std::to_string(b.offset), 11)
-        << "  " << lifetime_bar(b, axis) << "\n";
+        << "  " << lifetime_bar(b, plan, axis) << "\n";
   }
   if (blocks.size() > kMaxRows) out << "  ... and " << blocks.size() - kMaxRows << " more\n";
 }
@@ -113,6 +131,7 @@ void write_map(std::ostringstream& out, const MemoryPlan& plan,
         if (line[c] == '.') line[c] = block_letter(k);
       }
     }
+    mark_stages(line, plan, axis);
     out << "  " << pad_left(std::to_string(lo), 10) << " |" << line << "|\n";
   }
 }
@@ -146,7 +165,7 @@ std::string MemoryPlan::chart(size_t width) const {
   if (planned.empty()) return out.str();
   TimeAxis axis{num_steps, std::max<size_t>(width, 8)};
   out << "\n";
-  write_table(out, planned, axis);
+  write_table(out, *this, planned, axis);
   write_map(out, *this, planned, axis);
   return out.str();
 }

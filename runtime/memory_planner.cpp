@@ -92,6 +92,7 @@ class TracingRun final : public MemoryRun {
   void at(int32_t pc, uint32_t stage) override {
     std::lock_guard<std::mutex> lock(mutex_);
     pc_ = pc;
+    if (stage != stage_ || step_ == 0) plan_->stage_steps.resize(stage + 1, step_);
     stage_ = stage;
     ++step_;
   }

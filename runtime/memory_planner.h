@@ -79,8 +79,9 @@ struct PlannedBlock {
 struct MemoryPlan {
   std::string function;  // the Code's name
   size_t num_stages = 1;
-  std::vector<PlannedBlock> blocks;  // every CPU allocation of the traced run, in order
-  uint32_t num_steps = 0;            // executed instructions in the traced run
+  std::vector<PlannedBlock> blocks;   // every CPU allocation of the traced run, in order
+  uint32_t num_steps = 0;             // executed instructions in the traced run
+  std::vector<uint32_t> stage_steps;  // the step at which each stage began
   size_t arena_bytes = 0;
   size_t lower_bound_bytes = 0;  // the most planned bytes live at one time
   size_t planned_bytes = 0;      // sum of the planned blocks' sizes (no sharing)

@@ -266,6 +266,9 @@ class GraphNode : public Node {
     for (Tensor& g : grads) ins.emplace_back(std::move(g));
     std::vector<IValue> outs;
     if (release) {
+      // Checked: drop our references so each saved value dies at its last use in stage 1
+      // (and the memory planner sees it die inside the run).
+      versions_.clear();
       outs = state_->run_stage(std::move(ins));
       release_variables();
     } else {

@@ -375,9 +375,10 @@ TEST(MemoryPlan, TwoStageCodesPlanCapturesAcrossStages) {
     std::shared_ptr<const MemoryPlan> plan = code->memory_planner()->plan();
     ASSERT_TRUE(plan);
     EXPECT_EQ(plan->num_stages, 2u);
+    ASSERT_EQ(plan->stage_steps.size(), 2u);
     for (const PlannedBlock& b : plan->blocks) {
-      // Allocated by the forward, freed by the backward.
-      if (b.planned && b.stage == 0 && b.free_step >= b.alloc_step) found |= true;
+      // Saved by the forward, freed by the backward: planned across the stages.
+      if (b.planned && b.stage == 0 && b.free_step >= plan->stage_steps[1]) found = true;
     }
     bool stage1 = false;
     for (const PlannedBlock& b : plan->blocks) stage1 |= b.planned && b.stage == 1;
