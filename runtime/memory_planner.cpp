@@ -34,6 +34,10 @@ constexpr size_t kArenaAlignment = 64;
 constexpr size_t kMaxBlocks = 16384;
 // Idle arenas a planner keeps for the next runs (more than one for recursion).
 constexpr size_t kMaxIdleArenas = 2;
+// Idle arenas of all planners together stay under this; a larger one is freed after
+// its run (its next run allocates it again, once, instead of every intermediate).
+constexpr size_t kMaxIdleBytes = size_t{512} << 20;
+std::atomic<size_t> g_idle_bytes{0};
 constexpr unsigned char kSentinel = 0xA5;
 // Traces that found nothing to plan before a Code stops planning.
 constexpr int kMaxEmptyTraces = 3;
@@ -432,7 +436,15 @@ void set_memory_plan_debug(bool on) { debug_flag().store(on); }
 // ---- The planner of one Code ----------------------------------------------------------------
 
 MemoryPlanner::MemoryPlanner() = default;
-MemoryPlanner::~MemoryPlanner() = default;
+MemoryPlanner::~MemoryPlanner() { drop_idle(); }
+
+void MemoryPlanner::drop_idle() {
+  for (const auto& run : idle_) {
+    const auto* arena = static_cast<const ArenaRun*>(run.get());
+    g_idle_bytes.fetch_sub(arena->plan()->arena_bytes, std::memory_order_relaxed);
+  }
+  idle_.clear();
+}
 
 IntrusivePtr<MemoryRun> MemoryPlanner::begin_run(const Code& code) {
   if (off_.load(std::memory_order_relaxed) || !memory_planning_enabled()) return {};
@@ -449,6 +461,7 @@ IntrusivePtr<MemoryRun> MemoryPlanner::begin_run(const Code& code) {
   if (!idle_.empty()) {
     arena = IntrusivePtr<ArenaRun>(static_cast<ArenaRun*>(idle_.back().get()));
     idle_.pop_back();
+    g_idle_bytes.fetch_sub(plan_->arena_bytes, std::memory_order_relaxed);
   } else {
     arena = IntrusivePtr<ArenaRun>(new ArenaRun(plan_));
     ++stats_.arenas_allocated;
@@ -463,7 +476,7 @@ void MemoryPlanner::finish_run(IntrusivePtr<MemoryRun> run) {
     std::shared_ptr<MemoryPlan> plan = static_cast<TracingRun*>(run.get())->finish();
     std::lock_guard<std::mutex> lock(mutex_);
     tracing_ = false;
-    idle_.clear();
+    drop_idle();
     plan_ = plan;
     if (!plan) {
       off_.store(true, std::memory_order_relaxed);  // too many allocations to plan
@@ -486,7 +499,12 @@ void MemoryPlanner::finish_run(IntrusivePtr<MemoryRun> run) {
     ++stats_.departed_runs;
     needs_trace_ = true;
   } else if (arena->plan() == plan_ && idle_.size() < kMaxIdleArenas) {
-    idle_.push_back(std::move(run));
+    size_t bytes = plan_->arena_bytes;
+    if (g_idle_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes <= kMaxIdleBytes) {
+      idle_.push_back(std::move(run));
+    } else {
+      g_idle_bytes.fetch_sub(bytes, std::memory_order_relaxed);  // over the cap: freed now
+    }
   }
 }
 
@@ -511,7 +529,7 @@ MemoryPlannerStats MemoryPlanner::stats() const {
 void MemoryPlanner::set_plan_for_testing(std::shared_ptr<const MemoryPlan> plan) {
   std::lock_guard<std::mutex> lock(mutex_);
   plan_ = std::move(plan);
-  idle_.clear();
+  drop_idle();
   needs_trace_ = false;
   off_.store(false, std::memory_order_relaxed);
 }

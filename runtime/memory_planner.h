@@ -154,6 +154,8 @@ class MemoryPlanner {
   void set_plan_for_testing(std::shared_ptr<const MemoryPlan> plan);
 
  private:
+  void drop_idle();  // with mutex_ held (or in the destructor)
+
   mutable std::mutex mutex_;
   std::atomic<bool> off_{false};  // nothing to plan: runs skip the planner
   std::shared_ptr<const MemoryPlan> plan_;
