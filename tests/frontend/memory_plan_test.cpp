@@ -16,6 +16,7 @@
 #include "runtime/function.h"
 #include "runtime/memory_planner.h"
 #include "runtime/tensor/error.h"
+#include "tests/common/programs.h"
 
 namespace tsl {
 namespace {
@@ -104,25 +105,7 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {"mlp_step",
-     "import torch\n"
-     "import torch.nn.functional as F\n"
-     "from typing import Tuple\n"
-     "from functorch import grad_and_value\n"
-     "def loss(w1, b1, w2, b2, x, t):\n"
-     "    h = F.relu(F.linear(x, w1, b1))\n"
-     "    return F.cross_entropy(F.linear(h, w2, b2), t)\n"
-     "def step(w1, b1, w2, b2, x, t, lr: float) -> Tuple[torch.Tensor, torch.Tensor, "
-     "torch.Tensor, torch.Tensor, torch.Tensor]:\n"
-     "    gs, value = grad_and_value(loss, argnums=(0, 1, 2, 3))(w1, b1, w2, b2, x, t)\n"
-     "    return w1 - lr * gs[0], b1 - lr * gs[1], w2 - lr * gs[2], b2 - lr * gs[3], value\n"
-     "torch.manual_seed(0)\n"
-     "x = torch.randn(64, 784)\n"
-     "t = torch.randint(0, 10, (64,))\n"
-     "w1 = torch.randn(256, 784) * 0.05\n"
-     "b1 = torch.zeros(256)\n"
-     "w2 = torch.randn(10, 256) * 0.05\n"
-     "b2 = torch.zeros(10)\n",
+    {"mlp_step", kMlpTrainingStep,
      "for i in range(4):\n"
      "    w1, b1, w2, b2, value = step(w1, b1, w2, b2, x, t, 0.1)\n"
      "out = (w1, b1, w2, b2, value)\n",
@@ -293,13 +276,19 @@ std::shared_ptr<MemoryPlan> collapsed(const MemoryPlan& plan) {
   return wrong;
 }
 
+// kChain run twice (traced, then planned), then given the collapsed plan.
+MemoryPlanner& collapse_chain_plan(CompilationUnit& unit) {
+  run(unit, kChain);
+  run(unit, "x = torch.randn(32, 64)\nfor i in range(2):\n    y = f(x, w)\nexpected = y\n");
+  MemoryPlanner& planner = planner_of(unit, "f");
+  planner.set_plan_for_testing(collapsed(*planner.plan()));
+  return planner;
+}
+
 TEST(MemoryPlan, DebugModeCatchesLiveValuesSharingBytes) {
   PlanningMode debug(true, true);
   CompilationUnit unit;
-  run(unit, kChain);
-  run(unit, "x = torch.randn(32, 64)\nfor i in range(2):\n    y = f(x, w)\n");
-  MemoryPlanner& planner = planner_of(unit, "f");
-  planner.set_plan_for_testing(collapsed(*planner.plan()));
+  collapse_chain_plan(unit);
   try {
     run(unit, "y = f(x, w)\n");
     FAIL() << "the collapsed plan was not caught";
@@ -312,10 +301,7 @@ TEST(MemoryPlan, DebugModeCatchesLiveValuesSharingBytes) {
 TEST(MemoryPlan, TheGuardSurvivesAWrongPlan) {
   PlanningMode on(true, false);
   CompilationUnit unit;
-  run(unit, kChain);
-  run(unit, "x = torch.randn(32, 64)\nfor i in range(2):\n    y = f(x, w)\nexpected = y\n");
-  MemoryPlanner& planner = planner_of(unit, "f");
-  planner.set_plan_for_testing(collapsed(*planner.plan()));
+  MemoryPlanner& planner = collapse_chain_plan(unit);
   run(unit, "y = f(x, w)\n");
   EXPECT_TRUE(same_bits(unit.globals().at("y").value, unit.globals().at("expected").value));
   EXPECT_EQ(planner.stats().departed_runs, 1u);
