@@ -114,8 +114,9 @@ std::string memplan_text(CompilationUnit& unit, FunctionDecl& decl, const Source
     }
   }
   if (!any) {
-    out = "# " + decl.name + " has not run yet: its memory is planned from what its first run " +
-          "allocates (call it, then :memplan " + decl.name + ")\n";
+    out = "# " + decl.name + " has not run yet: a Code is planned from what its first run " +
+          "allocates (call it, then :memplan " + decl.name + "; a transform such as grad(" +
+          decl.name + ") has a plan of its own)\n";
   }
   if (!memory_planning_enabled()) {
     out += "# memory planning is off (--no-memplan or TSL_NO_MEMPLAN)\n";
