@@ -4,14 +4,13 @@
 // the ANTLR path's.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "antlr4-runtime.h"
 #include "frontend/fast_parser.h"
 #include "frontend/parser.h"
+#include "tests/common/repository_files.h"
 
 namespace tsl {
 namespace {
@@ -400,26 +399,17 @@ TEST(FastParser, DeepInputGoesToAntlr) {
 // Every .tsl file of the repository: the fast path builds the ANTLR path's AST (or
 // gives up, and parse_module gives the ANTLR path's result).
 TEST(FastParser, EveryRepositoryFile) {
-  namespace fs = std::filesystem;
-  const char* root = std::getenv("TSL_SOURCE_DIR");
-  fs::path dir = root ? root : TSL_SOURCE_DIR;
   int files = 0, accepted = 0;
-  for (const char* sub : {"tests", "examples", "bench"}) {
-    for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir / sub)) {
-      if (e.path().extension() != ".tsl") continue;
-      std::ifstream in(e.path(), std::ios::binary);
-      std::stringstream text;
-      text << in.rdbuf();
-      SourcePtr s = std::make_shared<Source>(e.path().string(), text.str());
-      SCOPED_TRACE(e.path().string());
-      std::string antlr = antlr_result(s), fast = fast_result(s);
-      ++files;
-      if (fast != "bail") {
-        ++accepted;
-        EXPECT_EQ(fast, antlr);
-      }
-      EXPECT_EQ(default_result(s), antlr);
+  for (const auto& [path, text] : repository_tsl_files()) {
+    SourcePtr s = std::make_shared<Source>(path, text);
+    SCOPED_TRACE(path);
+    std::string antlr = antlr_result(s), fast = fast_result(s);
+    ++files;
+    if (fast != "bail") {
+      ++accepted;
+      EXPECT_EQ(fast, antlr);
     }
+    EXPECT_EQ(default_result(s), antlr);
   }
   EXPECT_GT(files, 50);
   // Only files with syntax errors (tests/scripts/errors) may go to the ANTLR path.

@@ -4,14 +4,12 @@
 // identifier characters at every boundary of the tables.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "TSLLexer.h"
 #include "antlr4-runtime.h"
 #include "frontend/scanner.h"
+#include "tests/common/repository_files.h"
 
 namespace tsl {
 namespace {
@@ -111,20 +109,11 @@ TEST(Scanner, RandomText) {
 }
 
 TEST(Scanner, EveryRepositoryFile) {
-  namespace fs = std::filesystem;
-  const char* root = std::getenv("TSL_SOURCE_DIR");
-  fs::path dir = root ? root : TSL_SOURCE_DIR;
   int files = 0;
-  for (const char* sub : {"tests", "examples", "bench"}) {
-    for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir / sub)) {
-      if (e.path().extension() != ".tsl") continue;
-      std::ifstream in(e.path(), std::ios::binary);
-      std::stringstream text;
-      text << in.rdbuf();
-      SCOPED_TRACE(e.path().string());
-      EXPECT_EQ(scanner_tokens(text.str()), antlr_tokens(text.str()));
-      ++files;
-    }
+  for (const auto& [path, text] : repository_tsl_files()) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(scanner_tokens(text), antlr_tokens(text));
+    ++files;
   }
   EXPECT_GT(files, 50);
 }
