@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "runtime/memory_planner.h"
+#include "runtime/report_text.h"
 
 namespace tsl {
 namespace {
@@ -28,16 +29,6 @@ std::string bytes_text(size_t n) {
 char block_letter(size_t k) {
   static const char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   return k < sizeof kLetters - 1 ? kLetters[k] : '*';
-}
-
-std::string pad(std::string s, size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
-}
-
-std::string pad_left(std::string s, size_t width) {
-  if (s.size() < width) s.insert(0, width - s.size(), ' ');
-  return s;
 }
 
 // Time columns: column c covers steps [c * steps / width, (c + 1) * steps / width).
@@ -89,7 +80,7 @@ void write_table(std::ostringstream& out, const MemoryPlan& plan,
   for (size_t k = 0; k < blocks.size() && k < kMaxRows; ++k) {
     const PlannedBlock& b = *blocks[k];
     out << "  " << block_letter(k) << "   " << pad(b.name, 13) << " " << pad(b.op, 16) << " "
-        << pad_left(std::to_string(b.nbytes), 9) << " " << pad_left(std::to_string(b.offset), 11)
+        << pad(std::to_string(b.nbytes), 9, true) << " " << pad(std::to_string(b.offset), 11, true)
         << "  " << lifetime_bar(b, plan, axis) << "\n";
   }
   if (blocks.size() > kMaxRows) out << "  ... and " << blocks.size() - kMaxRows << " more\n";
@@ -119,7 +110,7 @@ void write_map(std::ostringstream& out, const MemoryPlan& plan,
   if (plan.arena_bytes == 0) return;
   std::vector<size_t> bands = map_bands(plan, blocks);
   out << "\n  the arena over time (rows: bytes from the offset shown; '.' free):\n";
-  out << "  " << pad_left(std::to_string(plan.arena_bytes), 10) << " +"
+  out << "  " << pad(std::to_string(plan.arena_bytes), 10, true) << " +"
       << std::string(axis.width, '-') << "+\n";
   for (size_t r = bands.size() - 1; r-- > 0;) {
     size_t lo = bands[r], hi = bands[r + 1];
@@ -132,7 +123,7 @@ void write_map(std::ostringstream& out, const MemoryPlan& plan,
       }
     }
     mark_stages(line, plan, axis);
-    out << "  " << pad_left(std::to_string(lo), 10) << " |" << line << "|\n";
+    out << "  " << pad(std::to_string(lo), 10, true) << " |" << line << "|\n";
   }
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "runtime/report_text.h"
 #include "runtime/tensor/storage.h"
 
 namespace tsl {
@@ -18,10 +19,6 @@ std::string format_ms(uint64_t ns) {
   return buf;
 }
 
-std::string pad(std::string s, size_t width, bool right = false) {
-  if (s.size() >= width) return s;
-  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
-}
 }  // namespace
 
 Profiler* active_profiler() { return t_profiler; }
