@@ -144,6 +144,7 @@ class Node {
 
   OpId op_;
   Graph* graph_;
+  size_t slot_ = 0;  // the index of this node in its graph's all_nodes_
   Block* owning_block_ = nullptr;
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
@@ -246,6 +247,9 @@ class Graph {
                                        std::unordered_map<const Value*, Value*>& value_map);
 
   size_t num_nodes() const { return all_nodes_.size(); }
+  // One more than the largest Value::unique() of this graph: passes may keep facts
+  // about values in vectors of this size, indexed by unique().
+  size_t value_id_bound() const { return next_unique_; }
 
  private:
   friend class Node;
@@ -254,8 +258,10 @@ class Graph {
   Block* new_block(Node* owning_node);
   Node* new_node(OpId op);
   void free_node(Node* n);
+  void clone_block_dense(const Block* src, Block* dst, std::vector<Value*>& value_map);
 
-  std::unordered_set<Node*> all_nodes_;
+  // Every node, unordered (a node knows its slot: freeing swaps the last one in).
+  std::vector<Node*> all_nodes_;
   std::vector<std::unique_ptr<Value>> all_values_;
   std::vector<std::unique_ptr<Block>> all_blocks_;
   Block* block_;

@@ -2,6 +2,7 @@
 // see common_subexpression_elimination.h.
 #include "ir/passes/common_subexpression_elimination.h"
 
+#include <charconv>
 #include <unordered_map>
 
 #include "ir/passes/pass_utils.h"
@@ -62,31 +63,47 @@ class CommonSubexpressions {
   }
 
   // What identifies the value of `n`: op, inputs, attributes and output types; ""
-  // when `n` must not be merged.
+  // when `n` must not be merged. Built in place, without temporaries: CSE computes
+  // the key of every node twice per pipeline round (issue 6's compile latency).
   std::string key_of(const Node* n) const {
     if (!is_pure_op(n) || n->outputs().empty()) return "";
     for (const Value* v : n->inputs()) {
       if (mutation_.may_be_written(v)) return "";
     }
-    std::string key(n->info().name);
-    key += "(";
-    std::vector<size_t> ids;
-    for (const Value* v : n->inputs()) ids.push_back(v->unique());
+    std::string key;
+    key.reserve(64);
+    key += n->info().name;
+    key += '(';
+    size_t first = 0;
     // mul(%x, %y) and mul(%y, %x) compute the same value.
-    if (is_commutative(n) && ids[1] < ids[0]) std::swap(ids[0], ids[1]);
-    for (size_t id : ids) key += std::to_string(id) + ",";
+    if (is_commutative(n) && n->input(1)->unique() < n->input(0)->unique()) first = 1;
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      size_t k = i < 2 && first == 1 ? 1 - i : i;
+      append_number(key, n->input(k)->unique());
+      key += ',';
+    }
     key += ")[";
     for (const Attribute& a : n->attributes()) {
       std::string k = constant_key(a.value);
       if (k.empty()) return "";  // a tensor constant, a callee: no value equality
-      key += a.name + "=" + k + ",";
+      key += a.name;
+      key += '=';
+      key += k;
+      key += ',';
     }
     key += "]->";
     for (const Value* v : n->outputs()) {
       if (mutation_.may_be_written(v)) return "";
-      key += v->type()->str() + ",";
+      key += v->type()->str();
+      key += ',';
     }
     return key;
+  }
+
+  static void append_number(std::string& out, size_t x) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, x);
+    out.append(buf, r.ptr);
   }
 
   Graph& g_;

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <memory>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "ir/passes/pass_utils.h"
@@ -75,6 +74,10 @@ bool is_barrier(const Node* n) {
 
 struct Group {
   std::vector<Node*> members;
+  // Nodes of the block that read a member's value and were outside the group when
+  // last looked at (a node that joined since is dropped at the next merge). Merging
+  // checks these instead of every use of every member: see can_merge.
+  std::vector<const Node*> outside_users;
   bool open = true;
 };
 
@@ -110,6 +113,9 @@ class BlockFuser {
     Group* g = groups_.back().get();
     g->members.push_back(n);
     group_of_[n] = g;
+    for (const Value* o : n->outputs()) {
+      for (const Use& u : o->uses()) g->outside_users.push_back(in_this_block(u.user));
+    }
     for (const Value* v : n->inputs()) {
       auto it = group_of_.find(v->node());
       if (it == group_of_.end() || it->second == g || !it->second->open) continue;
@@ -119,9 +125,23 @@ class BlockFuser {
         g->members.push_back(m);
         group_of_[m] = g;
       }
+      g->outside_users.insert(g->outside_users.end(), other->outside_users.begin(),
+                              other->outside_users.end());
+      drop_inside_users(*g);
       other->members.clear();
+      other->outside_users.clear();
       other->open = false;
     }
+  }
+
+  Group* group_of(const Node* n) const {
+    auto it = group_of_.find(n);
+    return it == group_of_.end() ? nullptr : it->second;
+  }
+
+  // Forgets the users that are now members of g: members never leave a group.
+  void drop_inside_users(Group& g) const {
+    std::erase_if(g.outside_users, [&](const Node* user) { return group_of(user) == &g; });
   }
 
   // The node of this block that is `n` or holds `n` in its blocks.
@@ -131,17 +151,14 @@ class BlockFuser {
   }
 
   // Whether g and other together may sit where `at` is: no node outside them before
-  // `at` reads one of their values.
+  // `at` reads one of their values. Every user of a member is in the member's group or
+  // in the group's outside_users, so those lists hold all the candidates.
   bool can_merge(const Group& g, const Group& other, const Node* at) const {
-    std::unordered_set<const Node*> members(g.members.begin(), g.members.end());
-    members.insert(other.members.begin(), other.members.end());
     size_t where = position_.at(at);
-    for (const Node* m : members) {
-      for (const Value* o : m->outputs()) {
-        for (const Use& u : o->uses()) {
-          const Node* user = in_this_block(u.user);
-          if (!members.count(user) && position_.at(user) < where) return false;
-        }
+    for (const Group* group : {&g, &other}) {
+      for (const Node* user : group->outside_users) {
+        const Group* owner = group_of(user);
+        if (owner != &g && owner != &other && position_.at(user) < where) return false;
       }
     }
     return true;
@@ -152,7 +169,6 @@ class BlockFuser {
     std::vector<Node*>& members = group.members;
     std::sort(members.begin(), members.end(),
               [&](const Node* a, const Node* b) { return position_.at(a) < position_.at(b); });
-    std::unordered_set<const Node*> in_group(members.begin(), members.end());
     Graph& g = *block_->owning_graph();
     Node* fusion = g.create(OpId::FusionGroup, {}, 0);
     fusion->insert_after(members.back());
@@ -199,7 +215,7 @@ class BlockFuser {
       for (Value* o : m->outputs()) {
         std::vector<Use> outside;
         for (const Use& u : o->uses()) {
-          if (!in_group.count(in_this_block(u.user))) outside.push_back(u);
+          if (group_of(in_this_block(u.user)) != &group) outside.push_back(u);
         }
         if (outside.empty()) continue;
         Value* out = fusion->add_output()->set_type(o->type());
