@@ -1,12 +1,14 @@
 // The compile-latency benchmark's breakdown (issue 6): the phases of making a function
 // runnable, each timed alone in a fresh CompilationUnit; prints the medians in ms.
-// What runtime::Function::code() does, step by step (see graph_to_compile).
+// What runtime::Function::code() does, step by step (see graph_to_compile), and the
+// time of each pass of the optimization pipeline (pass NAME.ROUND).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -38,8 +40,11 @@ constexpr const char* kPhases[] = {"define", "emit+verify", "clone", "optimize",
 constexpr size_t kNumPhases = std::size(kPhases);
 
 // One cold compile of `function` in `text`, phase by phase.
+// Each pass's time, by "name.round", is added to `passes` (the optimize phase includes
+// the observer's bookkeeping).
 std::vector<double> measure_once(const std::string& path, const std::string& text,
-                                 const std::string& function) {
+                                 const std::string& function,
+                                 std::map<std::string, std::vector<double>>* passes) {
   tsl::CompilationUnit unit;
   std::vector<double> t;
   auto t0 = Clock::now();
@@ -55,7 +60,11 @@ std::vector<double> measure_once(const std::string& path, const std::string& tex
   lap();
   std::shared_ptr<tsl::Graph> copy = c.function->graph().clone();
   lap();
-  tsl::optimize(*copy);
+  auto pass_start = t0;
+  tsl::optimize(*copy, [&](std::string_view pass, int round, bool, const tsl::Graph&) {
+    (*passes)[std::string(pass) + "." + std::to_string(round)].push_back(ms_since(pass_start));
+    pass_start = Clock::now();
+  });
   lap();
   tsl::fuse_elementwise(*copy);
   lap();
@@ -83,12 +92,15 @@ int run(int argc, char** argv) {
   ss << in.rdbuf();
   int reps = std::max(1, std::atoi(argv[3]));
   std::vector<std::vector<double>> samples(kNumPhases);
+  std::map<std::string, std::vector<double>> passes;
   for (int r = 0; r < reps; ++r) {
-    std::vector<double> t = measure_once(argv[1], ss.str(), argv[2]);
+    std::vector<double> t = measure_once(argv[1], ss.str(), argv[2], &passes);
     for (size_t i = 0; i < kNumPhases; ++i) samples[i].push_back(t[i]);
   }
   for (size_t i = 0; i < kNumPhases; ++i)
     std::printf("%s_ms %.3f\n", kPhases[i], median(samples[i]));
+  for (const auto& [pass, times] : passes)
+    std::printf("  pass %s_ms %.3f\n", pass.c_str(), median(times));
   return 0;
 }
 
