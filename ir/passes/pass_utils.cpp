@@ -172,6 +172,16 @@ bool MutationInfo::identity_observed(const Value* v) const { return root_has(v, 
 
 bool MutationInfo::escapes(const Value* v) const { return root_has(v, kEscaping); }
 
+bool any_node(const Block* b, bool (*pred)(const Node*)) {
+  for (const Node* n : *b) {
+    if (pred(n)) return true;
+    for (const Block* nb : n->blocks()) {
+      if (any_node(nb, pred)) return true;
+    }
+  }
+  return false;
+}
+
 const IValue* constant_value(const Value* v) {
   const Node* n = v->node();
   if (n->op() != OpId::Constant || !n->has_attr("value")) return nullptr;

@@ -66,6 +66,10 @@ class MutationInfo {
   mutable bool resolved_ = false;
 };
 
+// Whether `pred` holds for a node of `b` or of a block nested in it. Passes that act
+// on a few ops only check for them first, before building their analyses.
+bool any_node(const Block* b, bool (*pred)(const Node*));
+
 // Whether a value of type `t` may hold storage that an in-place op can change or an
 // identity that `is` can observe (tensors, lists, and what may contain them).
 bool type_may_alias(const TypePtr& t);

@@ -482,8 +482,17 @@ class NoOpConversionRemover {
   bool changed_ = false;
 };
 
+// The ops NoOpConversionRemover may remove.
+bool is_conversion(const Node* n) {
+  return n->op() == OpId::sum_to_size || n->op() == OpId::expand || n->op() == OpId::to_dtype;
+}
+
 }  // namespace
 
-bool propagate_shapes(Graph& g) { return NoOpConversionRemover(g).run(); }
+// Without a conversion to remove, the analyses need not be built (most forward
+// graphs have none; this pass runs in every pipeline round).
+bool propagate_shapes(Graph& g) {
+  return any_node(g.block(), is_conversion) && NoOpConversionRemover(g).run();
+}
 
 }  // namespace tsl
