@@ -253,7 +253,7 @@ Block* Graph::new_block(Node* owning_node) {
 }
 
 Node* Graph::new_node(OpId op) {
-  Node* n = new Node(this, op);
+  Node* n = new Node(this, op, next_node_id_++);
   n->slot_ = all_nodes_.size();
   all_nodes_.push_back(n);
   return n;
