@@ -2,6 +2,8 @@
 // see common_subexpression_elimination.h.
 #include "ir/passes/common_subexpression_elimination.h"
 
+#include <bit>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -22,6 +24,31 @@ bool swaps_operands(const Node* n) {
 }
 
 void hash_combine(size_t& h, size_t x) { h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
+
+// A hash of constant_key(v), false when v has no key. Floats and ints, the common
+// attributes, are hashed without making the key text.
+bool hash_constant(const IValue& v, size_t& h) {
+  if (v.is_double()) {
+    hash_combine(h, std::bit_cast<uint64_t>(v.to_double()));
+    return true;
+  }
+  if (v.is_int()) {
+    hash_combine(h, static_cast<size_t>(v.to_int()));
+    return true;
+  }
+  std::string k = constant_key(v);
+  hash_combine(h, std::hash<std::string>()(k));
+  return !k.empty();
+}
+
+// Whether constant_key(a) == constant_key(b) for two values that have keys: floats
+// by bits, ints by value, without making the key texts.
+bool same_constant(const IValue& a, const IValue& b) {
+  if (a.is_double() && b.is_double())
+    return std::bit_cast<uint64_t>(a.to_double()) == std::bit_cast<uint64_t>(b.to_double());
+  if (a.is_int() && b.is_int()) return a.to_int() == b.to_int();
+  return constant_key(a) == constant_key(b);
+}
 
 // Whether two types print alike: output types are compared by their text (a refined
 // Tensor(float32) prints as Tensor).
@@ -106,10 +133,9 @@ class CommonSubexpressions {
     for (size_t i = 0; i < n->inputs().size(); ++i)
       hash_combine(key.hash, keyed_input(n, i, key.swapped)->unique());
     for (const Attribute& a : n->attributes()) {
-      std::string k = constant_key(a.value);
-      if (k.empty()) return std::nullopt;  // a tensor constant, a callee: no value equality
       hash_combine(key.hash, std::hash<std::string>()(a.name));
-      hash_combine(key.hash, std::hash<std::string>()(k));
+      // A tensor constant, a callee: no value equality.
+      if (!hash_constant(a.value, key.hash)) return std::nullopt;
     }
     for (const Value* v : n->outputs())
       hash_combine(key.hash, static_cast<size_t>(v->type()->kind()));
@@ -130,7 +156,7 @@ class CommonSubexpressions {
     for (size_t i = 0; i < n->attributes().size(); ++i) {
       const Attribute& a = n->attributes()[i];
       const Attribute& b = earlier->attributes()[i];
-      if (a.name != b.name || constant_key(a.value) != constant_key(b.value)) return false;
+      if (a.name != b.name || !same_constant(a.value, b.value)) return false;
     }
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       if (!same_type_text(n->output(i)->type(), earlier->output(i)->type())) return false;

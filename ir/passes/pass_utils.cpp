@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <numeric>
 #include <utility>
 
 namespace tsl {
@@ -92,7 +93,9 @@ bool type_may_alias(const TypePtr& t) {
   }
 }
 
-MutationInfo::MutationInfo(const Graph& g) {
+MutationInfo::MutationInfo(const Graph& g)
+    : parent_(g.value_id_bound()), flags_(g.value_id_bound(), 0) {
+  std::iota(parent_.begin(), parent_.end(), size_t{0});
   visit_block(g.block());
   for (const Value* v : g.inputs()) mark(v, kEscaping);
   for (const Value* v : g.outputs()) mark(v, kEscaping);
@@ -112,21 +115,31 @@ void MutationInfo::visit_node(const Node* n) {
   }
   if (returns_fresh_values(n) || only_reads(n)) return;
   // Anything else may return (a part of) an input: one class for all its values.
-  std::vector<const Value*> vals(n->inputs().begin(), n->inputs().end());
-  vals.insert(vals.end(), n->outputs().begin(), n->outputs().end());
-  for (const Block* b : n->blocks()) {
-    vals.insert(vals.end(), b->params().begin(), b->params().end());
-    vals.insert(vals.end(), b->returns().begin(), b->returns().end());
-  }
   // Two of them may share storage only when both may hold a tensor, or both a list:
-  // zeros(%size) does not alias its List[int] argument.
-  std::vector<const Value*> tensors, lists;
-  for (const Value* v : vals) {
-    if (type_may_hold(v->type(), TypeKind::Tensor)) tensors.push_back(v);
-    if (type_may_hold(v->type(), TypeKind::List)) lists.push_back(v);
+  // zeros(%size) does not alias its List[int] argument. Each joins the first of its
+  // kind (no vectors: this runs for most nodes, five times per pipeline round).
+  const Value* first_tensor = nullptr;
+  const Value* first_list = nullptr;
+  auto join = [&](const Value* v) {
+    if (type_may_hold(v->type(), TypeKind::Tensor)) {
+      if (first_tensor)
+        unite(first_tensor, v);
+      else
+        first_tensor = v;
+    }
+    if (type_may_hold(v->type(), TypeKind::List)) {
+      if (first_list)
+        unite(first_list, v);
+      else
+        first_list = v;
+    }
+  };
+  for (const Value* v : n->inputs()) join(v);
+  for (const Value* v : n->outputs()) join(v);
+  for (const Block* b : n->blocks()) {
+    for (const Value* v : b->params()) join(v);
+    for (const Value* v : b->returns()) join(v);
   }
-  for (size_t i = 1; i < tensors.size(); ++i) unite(tensors[0], tensors[i]);
-  for (size_t i = 1; i < lists.size(); ++i) unite(lists[0], lists[i]);
 }
 
 size_t MutationInfo::find(size_t v) const {
