@@ -10,25 +10,29 @@
 namespace tsl {
 namespace {
 
-// The ops reachable under one base name in one namespace, in table order.
+// The ops reachable under one base name in one namespace, in table order. By
+// namespace, then name, so that a lookup copies no string (it runs for every call
+// and attribute the emitter meets).
 const std::vector<OpId>& ops_named(const std::string& base, uint32_t flag) {
+  using ByName = std::map<std::string, std::vector<OpId>, std::less<>>;
   static const auto* index = [] {
-    auto* m = new std::map<std::pair<uint32_t, std::string>, std::vector<OpId>>();
+    auto* m = new std::map<uint32_t, ByName>();
     const uint32_t spaces[] = {opflags::METHOD, opflags::GLOBAL, opflags::TORCH,
                                opflags::NNF,    opflags::MATH,   0};
     for (int i = 0; i < kNumOps; ++i) {
       const OpInfo& info = op_info(static_cast<OpId>(i));
       if (info.has(opflags::PRIM)) continue;
       for (uint32_t f : spaces) {
-        if (f == 0 ? true : info.has(f))
-          (*m)[{f, std::string(info.base_name())}].push_back(info.id);
+        if (f == 0 ? true : info.has(f)) (*m)[f][std::string(info.base_name())].push_back(info.id);
       }
     }
     return m;
   }();
   static const std::vector<OpId> none;
-  auto it = index->find({flag, base});
-  return it == index->end() ? none : it->second;
+  auto space = index->find(flag);
+  if (space == index->end()) return none;
+  auto it = space->second.find(base);
+  return it == space->second.end() ? none : it->second;
 }
 
 // Python's builtin conversion functions are the Float/Int/Bool/Str rows.

@@ -42,9 +42,10 @@ std::string arg_type_list(const std::vector<CallArg>& args) {
   return out;
 }
 
-// Checks one schema against the call; fills `why` on failure.
+// Checks one schema against the call; on failure, says why in `why` when given (a
+// call tries overloads until one fits: the text is made only for the error).
 std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg>& args,
-                              std::string& why) {
+                              std::string* why) {
   bool nums = op_info(s.op).has(opflags::NUMS);
   Plan plan;
   plan.sources.resize(s.arguments.size());
@@ -79,7 +80,8 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
       size_t count = remaining_args - remaining_params + 1;
       for (size_t k = 0; k < count; ++k) {
         if (args[positional[p + k]].value->type()->kind() != TypeKind::Int) {
-          why = "argument '" + a.name + "' takes a list of ints or ints as separate arguments";
+          if (why)
+            *why = "argument '" + a.name + "' takes a list of ints or ints as separate arguments";
           return std::nullopt;
         }
       }
@@ -93,9 +95,10 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
     ++p;
   }
   if (p < positional.size()) {
-    why = "takes " + std::to_string(num_positional_params) + " positional argument" +
-          (num_positional_params == 1 ? "" : "s") + " but " + std::to_string(positional.size()) +
-          " were given";
+    if (why)
+      *why = "takes " + std::to_string(num_positional_params) + " positional argument" +
+             (num_positional_params == 1 ? "" : "s") + " but " + std::to_string(positional.size()) +
+             " were given";
     return std::nullopt;
   }
 
@@ -106,11 +109,11 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
       if (s.arguments[ai].name == args[i].name && !s.arguments[ai].variadic) break;
     }
     if (ai == s.arguments.size()) {
-      why = "got an unexpected keyword argument '" + args[i].name + "'";
+      if (why) *why = "got an unexpected keyword argument '" + args[i].name + "'";
       return std::nullopt;
     }
     if (filled[ai]) {
-      why = "got multiple values for argument '" + args[i].name + "'";
+      if (why) *why = "got multiple values for argument '" + args[i].name + "'";
       return std::nullopt;
     }
     plan.sources[ai] = {ArgSource::Keyword, i, 1};
@@ -125,7 +128,7 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
       continue;
     }
     if (!a.default_value) {
-      why = "missing required argument '" + a.name + "'";
+      if (why) *why = "missing required argument '" + a.name + "'";
       return std::nullopt;
     }
     plan.sources[ai] = {ArgSource::Default, 0, 0};
@@ -144,7 +147,9 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
         const Value* v = args[positional[src.first + k]].value;
         TypePtr var = plan.var;
         if (conversion_for(v->type(), a.type, var, false, v) != Conversion::None) {
-          why = "argument '" + a.name + "' must be " + a.type->str() + ", not " + v->type()->str();
+          if (why)
+            *why =
+                "argument '" + a.name + "' must be " + a.type->str() + ", not " + v->type()->str();
           return std::nullopt;
         }
       }
@@ -157,10 +162,12 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
     if (c == Conversion::Reject) {
       // Name the type the type variable is bound to (list.append's `t`), and say
       // where an empty list's element type came from.
-      std::string formal = substitute_var(a.type, plan.var)->str();
-      why = "argument '" + a.name + "' must be " + formal + ", not " + v->type()->str();
-      if (s.op == OpId::append_list && plan.var && plan.var->kind() == TypeKind::Tensor) {
-        why += " (a list made by `[]` holds Tensors: declare others, e.g. `xs: List[int] = []`)";
+      if (why) {
+        std::string formal = substitute_var(a.type, plan.var)->str();
+        *why = "argument '" + a.name + "' must be " + formal + ", not " + v->type()->str();
+        if (s.op == OpId::append_list && plan.var && plan.var->kind() == TypeKind::Tensor) {
+          *why += " (a list made by `[]` holds Tensors: declare others, e.g. `xs: List[int] = []`)";
+        }
       }
       return std::nullopt;
     }
@@ -169,7 +176,7 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
   // Python numbers stand in for tensors only next to a real tensor: max(2, 3) is
   // max.int, not max.other.
   if (nums && has_tensor_param && !saw_tensor) {
-    why = "expects at least one Tensor argument";
+    if (why) *why = "expects at least one Tensor argument";
     return std::nullopt;
   }
   return plan;
@@ -348,11 +355,16 @@ Value* unwrap_grad_read(Graph& graph, Value* v, const SourceRange& range) {
 MatchedOp match_and_emit(Graph& graph, const std::vector<OpId>& candidates,
                          const std::vector<CallArg>& args, const SourceRange& call_range,
                          const std::string& display_name) {
-  std::vector<std::string> reasons;
   for (OpId op : candidates) {
     const FunctionSchema& s = schema_of(op);
+    if (auto plan = plan_call(s, args, nullptr))
+      return emit_plan(graph, s, *plan, args, call_range);
+  }
+  // No overload fits: the same checks again, this time saying why each failed.
+  std::vector<std::string> reasons;
+  for (OpId op : candidates) {
     std::string why;
-    if (auto plan = plan_call(s, args, why)) return emit_plan(graph, s, *plan, args, call_range);
+    plan_call(schema_of(op), args, &why);
     reasons.push_back(why);
   }
   if (candidates.size() == 1) {

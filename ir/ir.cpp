@@ -253,13 +253,19 @@ Block* Graph::new_block(Node* owning_node) {
 }
 
 Node* Graph::new_node(OpId op) {
-  Node* n = new Node(this, op);
-  all_nodes_.insert(n);
+  Node* n = new Node(this, op, next_node_id_++);
+  n->slot_ = all_nodes_.size();
+  all_nodes_.push_back(n);
   return n;
 }
 
 void Graph::free_node(Node* n) {
-  all_nodes_.erase(n);
+  TSL_INTERNAL_ASSERT(n->slot_ < all_nodes_.size() && all_nodes_[n->slot_] == n,
+                      "freeing a node of another graph");
+  Node* last = all_nodes_.back();
+  last->slot_ = n->slot_;
+  all_nodes_[n->slot_] = last;
+  all_nodes_.pop_back();
   delete n;
 }
 
@@ -315,12 +321,51 @@ std::vector<Value*> Graph::clone_block_into(const Block* src, Block* dst,
   return rets;
 }
 
+// clone_block_into for a whole graph, whose values map by unique() (a vector where
+// clone_block_into has a hash map: cloning is on every function's way to its Code).
+void Graph::clone_block_dense(const Block* src, Block* dst, std::vector<Value*>& value_map) {
+  auto lookup = [&](const Value* v) {
+    Value* mapped = v->unique() < value_map.size() ? value_map[v->unique()] : nullptr;
+    TSL_INTERNAL_ASSERT(mapped, "clone: value %", v->unique(), " is not mapped");
+    return mapped;
+  };
+  for (Node* n : *src) {
+    Node* copy = create(n->op(), {}, 0);
+    copy->inputs_.reserve(n->inputs_.size());
+    for (Value* v : n->inputs()) copy->add_input(lookup(v));
+    copy->attrs_ = n->attrs_;
+    copy->range_ = n->range_;
+    copy->outputs_.reserve(n->outputs_.size());
+    for (Value* out : n->outputs()) {
+      Value* o = copy->add_output();
+      o->type_ = out->type_;
+      o->debug_name_ = out->debug_name_;
+      value_map[out->unique()] = o;
+    }
+    copy->insert_before(dst->return_node());
+    for (Block* b : n->blocks()) {
+      Block* nb = copy->add_block();
+      for (Value* p : b->params())
+        value_map[p->unique()] = nb->add_param(p->type(), p->debug_name());
+      clone_block_dense(b, nb, value_map);
+      for (Value* r : b->returns()) nb->add_return(lookup(r));
+    }
+  }
+}
+
 std::unique_ptr<Graph> Graph::clone() const {
   auto g = std::make_unique<Graph>();
   g->name_ = name_;
-  std::unordered_map<const Value*, Value*> map;
-  for (Value* in : inputs()) map[in] = g->add_input(in->type(), in->debug_name());
-  for (Value* r : g->clone_block_into(block_, g->block_, map)) g->add_output(r);
+  g->all_nodes_.reserve(all_nodes_.size());
+  g->all_values_.reserve(all_values_.size());
+  std::vector<Value*> map(next_unique_, nullptr);
+  for (Value* in : inputs()) map[in->unique()] = g->add_input(in->type(), in->debug_name());
+  g->clone_block_dense(block_, g->block_, map);
+  for (Value* r : outputs()) {
+    Value* mapped = r->unique() < map.size() ? map[r->unique()] : nullptr;
+    TSL_INTERNAL_ASSERT(mapped, "clone: output %", r->unique(), " is not mapped");
+    g->add_output(mapped);
+  }
   return g;
 }
 

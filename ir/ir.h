@@ -95,6 +95,9 @@ class Node {
   Block* block(size_t i) const { return blocks_.at(i); }
   Block* owning_block() const { return owning_block_; }
   Graph* owning_graph() const { return graph_; }
+  // A number for this node, fixed and dense in its graph (below
+  // Graph::node_id_bound()): passes may keep facts about nodes in vectors indexed by it.
+  size_t id() const { return id_; }
   Node* next() const { return next_; }
   Node* prev() const { return prev_; }
   const SourceRange& range() const { return range_; }
@@ -138,12 +141,14 @@ class Node {
  private:
   friend class Graph;
   friend class Block;
-  Node(Graph* graph, OpId op) : op_(op), graph_(graph) {}
+  Node(Graph* graph, OpId op, size_t id) : op_(op), graph_(graph), id_(id) {}
   void unlink();
   void drop_input_use(size_t i);
 
   OpId op_;
   Graph* graph_;
+  size_t id_;
+  size_t slot_ = 0;  // the index of this node in its graph's all_nodes_
   Block* owning_block_ = nullptr;
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
@@ -246,6 +251,11 @@ class Graph {
                                        std::unordered_map<const Value*, Value*>& value_map);
 
   size_t num_nodes() const { return all_nodes_.size(); }
+  // One more than the largest Value::unique() of this graph: passes may keep facts
+  // about values in vectors of this size, indexed by unique().
+  size_t value_id_bound() const { return next_unique_; }
+  // One more than the largest Node::id() of this graph.
+  size_t node_id_bound() const { return next_node_id_; }
 
  private:
   friend class Node;
@@ -254,13 +264,16 @@ class Graph {
   Block* new_block(Node* owning_node);
   Node* new_node(OpId op);
   void free_node(Node* n);
+  void clone_block_dense(const Block* src, Block* dst, std::vector<Value*>& value_map);
 
-  std::unordered_set<Node*> all_nodes_;
+  // Every node, unordered (a node knows its slot: freeing swaps the last one in).
+  std::vector<Node*> all_nodes_;
   std::vector<std::unique_ptr<Value>> all_values_;
   std::vector<std::unique_ptr<Block>> all_blocks_;
   Block* block_;
   Node* insert_point_;
   size_t next_unique_ = 0;
+  size_t next_node_id_ = 0;
   std::string name_;
 };
 

@@ -1,6 +1,8 @@
 // The IR verifier: SSA dominance, use lists, block structure, arities and types.
 // Tests run it after every pass; any failure is a bug in TSL, never a user error.
+#include <algorithm>
 #include <unordered_set>
+#include <vector>
 
 #include "ir/ir.h"
 #include "ir/schema.h"
@@ -26,7 +28,8 @@ class Verifier {
     std::vector<const Value*> defined_here;
     auto define = [&](const Value* v, const Node* n) {
       if (!v->type()) fail(n, "value %" + std::to_string(v->unique()) + " has no type");
-      if (!scope_.insert(v).second) fail(n, "value defined twice");
+      if (in_scope(v)) fail(n, "value defined twice");
+      set_in_scope(v, true);
       defined_here.push_back(v);
     };
     if (b->owning_node() != owner) fail(owner, "block has the wrong owning node");
@@ -45,13 +48,13 @@ class Verifier {
       }
     }
     check_inputs(b->return_node());
-    for (const Value* v : defined_here) scope_.erase(v);
+    for (const Value* v : defined_here) set_in_scope(v, false);
   }
 
   void check_inputs(const Node* n) {
     for (size_t i = 0; i < n->inputs().size(); ++i) {
       const Value* v = n->input(i);
-      if (!scope_.count(v)) {
+      if (!in_scope(v)) {
         fail(n, "input " + std::to_string(i) + " (%" + std::to_string(v->unique()) +
                     ") is not defined before its use");
       }
@@ -124,8 +127,18 @@ class Verifier {
     for (const Value* v : b->returns()) check_inside(v);
   }
 
+  // The values defined so far on the path to the current node, by Value::unique()
+  // (dense in a graph; a value of another graph is never in scope).
+  bool in_scope(const Value* v) const {
+    return v->unique() < scope_.size() && scope_[v->unique()] && v->owning_graph() == &graph_;
+  }
+  void set_in_scope(const Value* v, bool on) {
+    if (v->unique() >= scope_.size()) scope_.resize(std::max(v->unique() + 1, 2 * scope_.size()));
+    scope_[v->unique()] = on;
+  }
+
   const Graph& graph_;
-  std::unordered_set<const Value*> scope_;
+  std::vector<bool> scope_;
 };
 
 }  // namespace

@@ -3,9 +3,10 @@
 #include "ir/passes/fuse_elementwise.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <deque>
 #include <memory>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "ir/passes/pass_utils.h"
@@ -75,15 +76,30 @@ bool is_barrier(const Node* n) {
 
 struct Group {
   std::vector<Node*> members;
+  // Nodes of the block that read a member's value and were outside the group when
+  // last looked at (a node that joined since is dropped at the next merge). Merging
+  // checks these instead of every use of every member: see can_merge.
+  std::vector<const Node*> outside_users;
   bool open = true;
+};
+
+// What the fusers of a graph's blocks know about its nodes, by Node::id() (vectors,
+// not hash maps: fusion is on every function's way to its Code). Each node belongs
+// to one block, so the blocks share the tables; nodes made while fusing have ids
+// past their ends.
+struct NodeTables {
+  explicit NodeTables(const Graph& g)
+      : position(g.node_id_bound(), SIZE_MAX), group(g.node_id_bound(), nullptr) {}
+  std::vector<size_t> position;  // in its block, the return node last
+  std::vector<Group*> group;     // the group it is in
 };
 
 class BlockFuser {
  public:
-  explicit BlockFuser(Block* b) : block_(b) {
+  BlockFuser(Block* b, NodeTables& tables) : block_(b), tables_(tables) {
     size_t i = 0;
-    for (const Node* n : *b) position_[n] = i++;
-    position_[b->return_node()] = i;
+    for (const Node* n : *b) tables_.position.at(n->id()) = i++;
+    tables_.position.at(b->return_node()->id()) = i;
   }
 
   // Forms the groups of the block; returns whether some group of two or more nodes
@@ -91,9 +107,9 @@ class BlockFuser {
   bool run() {
     for (Node* n : *block_) visit(n);
     bool changed = false;
-    for (const auto& group : groups_) {
-      if (group->members.size() < 2) continue;
-      materialize(*group);
+    for (Group& group : groups_) {
+      if (group.members.size() < 2) continue;
+      materialize(group);
       changed = true;
     }
     return changed;
@@ -102,26 +118,49 @@ class BlockFuser {
  private:
   void visit(Node* n) {
     if (is_barrier(n)) {
-      for (const auto& group : groups_) group->open = false;
+      for (size_t i = first_open_; i < groups_.size(); ++i) groups_[i].open = false;
+      first_open_ = groups_.size();  // groups before this one are all closed
       return;
     }
     if (!is_fusible(n)) return;
-    groups_.push_back(std::make_unique<Group>());
-    Group* g = groups_.back().get();
+    Group* g = &groups_.emplace_back();
     g->members.push_back(n);
-    group_of_[n] = g;
+    tables_.group[n->id()] = g;
+    for (const Value* o : n->outputs()) {
+      for (const Use& u : o->uses()) g->outside_users.push_back(in_this_block(u.user));
+    }
     for (const Value* v : n->inputs()) {
-      auto it = group_of_.find(v->node());
-      if (it == group_of_.end() || it->second == g || !it->second->open) continue;
-      Group* other = it->second;
+      Group* other = group_of(v->node());
+      if (other == nullptr || other == g || !other->open) continue;
       if (!can_merge(*g, *other, n)) continue;
       for (Node* m : other->members) {
         g->members.push_back(m);
-        group_of_[m] = g;
+        tables_.group[m->id()] = g;
       }
+      g->outside_users.insert(g->outside_users.end(), other->outside_users.begin(),
+                              other->outside_users.end());
+      drop_inside_users(*g);
       other->members.clear();
+      other->outside_users.clear();
       other->open = false;
     }
+  }
+
+  // The group of a node of this block, or null.
+  Group* group_of(const Node* n) const {
+    if (n->owning_block() != block_ || n->id() >= tables_.group.size()) return nullptr;
+    return tables_.group[n->id()];
+  }
+
+  size_t position(const Node* n) const {
+    TSL_INTERNAL_ASSERT(n->owning_block() == block_ && n->id() < tables_.position.size(),
+                        "fusion: a node without a position");
+    return tables_.position[n->id()];
+  }
+
+  // Forgets the users that are now members of g: members never leave a group.
+  void drop_inside_users(Group& g) const {
+    std::erase_if(g.outside_users, [&](const Node* user) { return group_of(user) == &g; });
   }
 
   // The node of this block that is `n` or holds `n` in its blocks.
@@ -131,17 +170,14 @@ class BlockFuser {
   }
 
   // Whether g and other together may sit where `at` is: no node outside them before
-  // `at` reads one of their values.
+  // `at` reads one of their values. Every user of a member is in the member's group or
+  // in the group's outside_users, so those lists hold all the candidates.
   bool can_merge(const Group& g, const Group& other, const Node* at) const {
-    std::unordered_set<const Node*> members(g.members.begin(), g.members.end());
-    members.insert(other.members.begin(), other.members.end());
-    size_t where = position_.at(at);
-    for (const Node* m : members) {
-      for (const Value* o : m->outputs()) {
-        for (const Use& u : o->uses()) {
-          const Node* user = in_this_block(u.user);
-          if (!members.count(user) && position_.at(user) < where) return false;
-        }
+    size_t where = position(at);
+    for (const Group* group : {&g, &other}) {
+      for (const Node* user : group->outside_users) {
+        const Group* owner = group_of(user);
+        if (owner != &g && owner != &other && position(user) < where) return false;
       }
     }
     return true;
@@ -151,8 +187,7 @@ class BlockFuser {
   void materialize(Group& group) {
     std::vector<Node*>& members = group.members;
     std::sort(members.begin(), members.end(),
-              [&](const Node* a, const Node* b) { return position_.at(a) < position_.at(b); });
-    std::unordered_set<const Node*> in_group(members.begin(), members.end());
+              [&](const Node* a, const Node* b) { return position(a) < position(b); });
     Graph& g = *block_->owning_graph();
     Node* fusion = g.create(OpId::FusionGroup, {}, 0);
     fusion->insert_after(members.back());
@@ -199,7 +234,7 @@ class BlockFuser {
       for (Value* o : m->outputs()) {
         std::vector<Use> outside;
         for (const Use& u : o->uses()) {
-          if (!in_group.count(in_this_block(u.user))) outside.push_back(u);
+          if (group_of(in_this_block(u.user)) != &group) outside.push_back(u);
         }
         if (outside.empty()) continue;
         Value* out = fusion->add_output()->set_type(o->type());
@@ -215,22 +250,25 @@ class BlockFuser {
   }
 
   Block* block_;
-  std::unordered_map<const Node*, size_t> position_;
-  std::vector<std::unique_ptr<Group>> groups_;
-  std::unordered_map<const Node*, Group*> group_of_;
+  NodeTables& tables_;
+  std::deque<Group> groups_;  // in the order of their first node
+  size_t first_open_ = 0;     // the groups before it are closed
 };
 
-bool fuse_block(Block* b) {
+bool fuse_block(Block* b, NodeTables& tables) {
   bool changed = false;
   for (Node* n : *b) {
     if (n->op() == OpId::FusionGroup) continue;  // already fused
-    for (Block* inner : n->blocks()) changed |= fuse_block(inner);
+    for (Block* inner : n->blocks()) changed |= fuse_block(inner, tables);
   }
-  return BlockFuser(b).run() || changed;
+  return BlockFuser(b, tables).run() || changed;
 }
 
 }  // namespace
 
-bool fuse_elementwise(Graph& g) { return fuse_block(g.block()); }
+bool fuse_elementwise(Graph& g) {
+  NodeTables tables(g);
+  return fuse_block(g.block(), tables);
+}
 
 }  // namespace tsl

@@ -135,8 +135,14 @@ class LoopInvariantCodeMotion {
   bool changed_ = false;
 };
 
+bool is_loop(const Node* n) { return n->op() == OpId::Loop; }
+
 }  // namespace
 
-bool hoist_loop_invariants(Graph& g) { return LoopInvariantCodeMotion(g).run(); }
+// Without a loop, the aliasing analysis need not be built (the pass runs in every
+// pipeline round).
+bool hoist_loop_invariants(Graph& g) {
+  return any_node(g.block(), is_loop) && LoopInvariantCodeMotion(g).run();
+}
 
 }  // namespace tsl

@@ -1,7 +1,10 @@
 // Helpers shared by the optimization passes; see pass_utils.h.
 #include "ir/passes/pass_utils.h"
 
+#include <algorithm>
 #include <bit>
+#include <numeric>
+#include <utility>
 
 namespace tsl {
 namespace {
@@ -90,10 +93,12 @@ bool type_may_alias(const TypePtr& t) {
   }
 }
 
-MutationInfo::MutationInfo(const Graph& g) {
+MutationInfo::MutationInfo(const Graph& g)
+    : parent_(g.value_id_bound()), flags_(g.value_id_bound(), 0) {
+  std::iota(parent_.begin(), parent_.end(), size_t{0});
   visit_block(g.block());
-  for (const Value* v : g.inputs()) escaping_.insert(v);
-  for (const Value* v : g.outputs()) escaping_.insert(v);
+  for (const Value* v : g.inputs()) mark(v, kEscaping);
+  for (const Value* v : g.outputs()) mark(v, kEscaping);
 }
 
 void MutationInfo::visit_block(const Block* b) {
@@ -103,68 +108,91 @@ void MutationInfo::visit_block(const Block* b) {
 void MutationInfo::visit_node(const Node* n) {
   for (const Block* b : n->blocks()) visit_block(b);
   if (may_write_inputs(n)) {
-    for (const Value* v : n->inputs()) written_.insert(v);
+    for (const Value* v : n->inputs()) mark(v, kWritten);
   }
   if (n->op() == OpId::is || n->op() == OpId::is_not) {
-    for (const Value* v : n->inputs()) observed_.insert(v);
+    for (const Value* v : n->inputs()) mark(v, kObserved);
   }
   if (returns_fresh_values(n) || only_reads(n)) return;
   // Anything else may return (a part of) an input: one class for all its values.
-  std::vector<const Value*> vals(n->inputs().begin(), n->inputs().end());
-  vals.insert(vals.end(), n->outputs().begin(), n->outputs().end());
-  for (const Block* b : n->blocks()) {
-    vals.insert(vals.end(), b->params().begin(), b->params().end());
-    vals.insert(vals.end(), b->returns().begin(), b->returns().end());
-  }
   // Two of them may share storage only when both may hold a tensor, or both a list:
-  // zeros(%size) does not alias its List[int] argument.
-  std::vector<const Value*> tensors, lists;
-  for (const Value* v : vals) {
-    if (type_may_hold(v->type(), TypeKind::Tensor)) tensors.push_back(v);
-    if (type_may_hold(v->type(), TypeKind::List)) lists.push_back(v);
+  // zeros(%size) does not alias its List[int] argument. Each joins the first of its
+  // kind (no vectors: this runs for most nodes, five times per pipeline round).
+  const Value* first_tensor = nullptr;
+  const Value* first_list = nullptr;
+  auto join = [&](const Value* v) {
+    if (type_may_hold(v->type(), TypeKind::Tensor)) {
+      if (first_tensor)
+        unite(first_tensor, v);
+      else
+        first_tensor = v;
+    }
+    if (type_may_hold(v->type(), TypeKind::List)) {
+      if (first_list)
+        unite(first_list, v);
+      else
+        first_list = v;
+    }
+  };
+  for (const Value* v : n->inputs()) join(v);
+  for (const Value* v : n->outputs()) join(v);
+  for (const Block* b : n->blocks()) {
+    for (const Value* v : b->params()) join(v);
+    for (const Value* v : b->returns()) join(v);
   }
-  for (size_t i = 1; i < tensors.size(); ++i) unite(tensors[0], tensors[i]);
-  for (size_t i = 1; i < lists.size(); ++i) unite(lists[0], lists[i]);
 }
 
-const Value* MutationInfo::find(const Value* v) const {
-  auto it = parent_.find(v);
-  if (it == parent_.end()) return v;
-  const Value* root = find(it->second);
-  parent_[v] = root;
+size_t MutationInfo::find(size_t v) const {
+  if (v >= parent_.size()) return v;
+  size_t root = v;
+  while (parent_[root] != root) root = parent_[root];
+  while (parent_[v] != root) v = std::exchange(parent_[v], root);
   return root;
 }
 
 void MutationInfo::unite(const Value* a, const Value* b) {
-  const Value* ra = find(a);
-  const Value* rb = find(b);
+  size_t need = std::max(a->unique(), b->unique()) + 1;
+  for (size_t i = parent_.size(); i < need; ++i) parent_.push_back(i);
+  size_t ra = find(a->unique());
+  size_t rb = find(b->unique());
   if (ra != rb) parent_[ra] = rb;
+}
+
+void MutationInfo::mark(const Value* v, Flag f) {
+  if (v->unique() >= flags_.size()) flags_.resize(v->unique() + 1, 0);
+  flags_[v->unique()] |= f;
 }
 
 void MutationInfo::resolve() const {
   if (resolved_) return;
-  for (const Value* v : written_) written_roots_.insert(find(v));
-  for (const Value* v : escaping_) escaping_roots_.insert(find(v));
-  for (const Value* v : observed_) observed_roots_.insert(find(v));
+  root_flags_.assign(std::max(flags_.size(), parent_.size()), 0);
+  for (size_t v = 0; v < flags_.size(); ++v) {
+    if (flags_[v]) root_flags_[find(v)] |= flags_[v];
+  }
   resolved_ = true;
 }
 
-bool MutationInfo::may_be_written(const Value* v) const {
+bool MutationInfo::root_has(const Value* v, Flag f) const {
   if (!type_may_alias(v->type())) return false;
   resolve();
-  return written_roots_.count(find(v)) > 0;
+  size_t root = find(v->unique());
+  return root < root_flags_.size() && (root_flags_[root] & f) != 0;
 }
 
-bool MutationInfo::identity_observed(const Value* v) const {
-  if (!type_may_alias(v->type())) return false;
-  resolve();
-  return observed_roots_.count(find(v)) > 0;
-}
+bool MutationInfo::may_be_written(const Value* v) const { return root_has(v, kWritten); }
 
-bool MutationInfo::escapes(const Value* v) const {
-  if (!type_may_alias(v->type())) return false;
-  resolve();
-  return escaping_roots_.count(find(v)) > 0;
+bool MutationInfo::identity_observed(const Value* v) const { return root_has(v, kObserved); }
+
+bool MutationInfo::escapes(const Value* v) const { return root_has(v, kEscaping); }
+
+bool any_node(const Block* b, bool (*pred)(const Node*)) {
+  for (const Node* n : *b) {
+    if (pred(n)) return true;
+    for (const Block* nb : n->blocks()) {
+      if (any_node(nb, pred)) return true;
+    }
+  }
+  return false;
 }
 
 const IValue* constant_value(const Value* v) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -47,21 +48,27 @@ class MutationInfo {
   }
 
  private:
+  // Values by Value::unique() (dense in a graph): vectors, not hash maps, as five
+  // passes build this analysis in every pipeline round (issue 6's compile latency).
+  // Values made after the analysis are classes of their own, with no flags.
+  enum Flag : uint8_t { kWritten = 1, kEscaping = 2, kObserved = 4 };
   void visit_block(const Block* b);
   void visit_node(const Node* n);
-  const Value* find(const Value* v) const;
+  size_t find(size_t v) const;
   void unite(const Value* a, const Value* b);
+  void mark(const Value* v, Flag f);
+  bool root_has(const Value* v, Flag f) const;
   void resolve() const;
 
-  mutable std::unordered_map<const Value*, const Value*> parent_;
-  std::unordered_set<const Value*> written_;  // values written to; resolved lazily
-  std::unordered_set<const Value*> escaping_;
-  std::unordered_set<const Value*> observed_;
-  mutable std::unordered_set<const Value*> written_roots_;
-  mutable std::unordered_set<const Value*> escaping_roots_;
-  mutable std::unordered_set<const Value*> observed_roots_;
+  mutable std::vector<size_t> parent_;       // by unique; a root is its own parent
+  std::vector<uint8_t> flags_;               // the Flags of each value itself
+  mutable std::vector<uint8_t> root_flags_;  // those of its class, when resolved
   mutable bool resolved_ = false;
 };
+
+// Whether `pred` holds for a node of `b` or of a block nested in it. Passes that act
+// on a few ops only check for them first, before building their analyses.
+bool any_node(const Block* b, bool (*pred)(const Node*));
 
 // Whether a value of type `t` may hold storage that an in-place op can change or an
 // identity that `is` can observe (tensors, lists, and what may contain them).

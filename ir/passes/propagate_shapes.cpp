@@ -2,7 +2,7 @@
 // classes] in propagate_shapes.h.
 #include "ir/passes/propagate_shapes.h"
 
-#include <set>
+#include <algorithm>
 #include <vector>
 
 #include "ir/passes/pass_utils.h"
@@ -78,7 +78,8 @@ bool reduces_to_zero_dim(const Node* n) {
   switch (n->op()) {
     case OpId::sum:
     case OpId::mean:
-      return is_constant_none(input_named(n, "dim")) && is_constant_false(input_named(n, "keepdim"));
+      return is_constant_none(input_named(n, "dim")) &&
+             is_constant_false(input_named(n, "keepdim"));
     case OpId::cross_entropy:
     case OpId::nll_loss:
     case OpId::mse_loss: {
@@ -148,26 +149,33 @@ bool is_like_factory(OpId op) {
 
 struct ShapeFacts::Impl {
   static constexpr int kZeroDim = 0;  // the shape class of 0-dim tensors
+  static constexpr int kNone = -1;
 
   UnionFind shapes, dtypes;
-  std::unordered_map<const Value*, int> shape_id, dtype_id;
-  std::unordered_map<int, DType> known;  // by dtype root
+  // By Value::unique() (dense in a graph): vectors, not hash maps, as this analysis
+  // runs twice per pipeline round on every value (issue 6's compile latency).
+  std::vector<int> shape_id, dtype_id;
+  std::vector<std::optional<DType>> known;  // by dtype root
   bool changed = false;
 
   Impl() { shapes.make(); }
 
+  static int& slot(std::vector<int>& ids, const Value* v) {
+    if (v->unique() >= ids.size()) ids.resize(std::max(v->unique() + 1, 2 * ids.size()), kNone);
+    return ids[v->unique()];
+  }
   int sid(const Value* v) {
-    auto [it, fresh] = shape_id.emplace(v, 0);
-    if (fresh) it->second = shapes.make();
-    return it->second;
+    int& id = slot(shape_id, v);
+    if (id == kNone) id = shapes.make();
+    return id;
   }
   int did(const Value* v) {
-    auto [it, fresh] = dtype_id.emplace(v, 0);
-    if (fresh) {
-      it->second = dtypes.make();
-      if (auto d = v->type()->tensor_dtype()) known[it->second] = *d;
+    int& id = slot(dtype_id, v);
+    if (id == kNone) {
+      id = dtypes.make();
+      known.push_back(v->type()->tensor_dtype());
     }
-    return it->second;
+    return id;
   }
 
   bool same_shape(const Value* a, const Value* b) {
@@ -178,11 +186,7 @@ struct ShapeFacts::Impl {
     auto da = known_dtype(a), db = known_dtype(b);
     return da && db && *da == *db;
   }
-  std::optional<DType> known_dtype(const Value* v) {
-    auto it = known.find(dtypes.find(did(v)));
-    if (it == known.end()) return std::nullopt;
-    return it->second;
-  }
+  std::optional<DType> known_dtype(const Value* v) { return known[dtypes.find(did(v))]; }
 
   void same_shape_as(const Value* out, const Value* v) {
     changed |= shapes.unite(sid(v), sid(out));
@@ -191,14 +195,13 @@ struct ShapeFacts::Impl {
   void same_dtype_as(const Value* out, const Value* v) {
     int a = dtypes.find(did(v)), b = dtypes.find(did(out));
     if (a == b) return;
-    auto kb = known.find(b);
-    if (kb != known.end() && !known.count(a)) known[a] = kb->second;
+    if (known[b] && !known[a]) known[a] = known[b];
     dtypes.unite(a, b);
     changed = true;
   }
   void has_dtype(const Value* out, DType d) {
     int r = dtypes.find(did(out));
-    if (known.count(r)) return;
+    if (known[r]) return;
     known[r] = d;
     changed = true;
   }
@@ -313,22 +316,26 @@ struct ShapeFacts::Impl {
 
   // Elementwise ops broadcast their tensor operands; 0-dim ones never widen.
   void visit_elementwise(const Node* n) {
-    std::set<int> classes;
+    // The one shape class of the operands that are not 0-dim, kNone when there is
+    // none, kMany when they span several.
+    constexpr int kMany = -2;
+    int the_class = kNone;
     std::vector<const Value*> tensors;
     for (const Value* in : n->inputs()) {
       if (is_tensor(in)) {
         tensors.push_back(in);
         int c = shapes.find(sid(in));
-        if (c != shapes.find(kZeroDim)) classes.insert(c);
+        if (c == shapes.find(kZeroDim)) continue;
+        the_class = the_class == kNone || the_class == c ? c : kMany;
       } else if (type_may_alias(in->type())) {
         return;  // a list or an unknown value: nothing is known
       }
     }
-    if (classes.empty()) {
+    if (the_class == kNone) {
       zero_dim(n->output());
-    } else if (classes.size() == 1) {
+    } else if (the_class != kMany) {
       for (const Value* t : tensors) {
-        if (shapes.find(sid(t)) == *classes.begin()) same_shape_as(n->output(), t);
+        if (shapes.find(sid(t)) == the_class) same_shape_as(n->output(), t);
       }
     }
     visit_elementwise_dtype(n, tensors);
@@ -475,8 +482,17 @@ class NoOpConversionRemover {
   bool changed_ = false;
 };
 
+// The ops NoOpConversionRemover may remove.
+bool is_conversion(const Node* n) {
+  return n->op() == OpId::sum_to_size || n->op() == OpId::expand || n->op() == OpId::to_dtype;
+}
+
 }  // namespace
 
-bool propagate_shapes(Graph& g) { return NoOpConversionRemover(g).run(); }
+// Without a conversion to remove, the analyses need not be built (most forward
+// graphs have none; this pass runs in every pipeline round).
+bool propagate_shapes(Graph& g) {
+  return any_node(g.block(), is_conversion) && NoOpConversionRemover(g).run();
+}
 
 }  // namespace tsl

@@ -1,0 +1,119 @@
+// The compile-latency benchmark's breakdown (issue 6): the phases of making a function
+// runnable, each timed alone in a fresh CompilationUnit; prints the medians in ms.
+// What runtime::Function::code() does, step by step (see graph_to_compile), and the
+// time of each pass of the optimization pipeline (pass NAME.ROUND).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "frontend/compilation_unit.h"
+#include "ir/ir.h"
+#include "ir/passes/fuse_elementwise.h"
+#include "ir/passes/pipeline.h"
+#include "ir/source.h"
+#include "runtime/function.h"
+#include "runtime/interpreter.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+constexpr const char* kPhases[] = {"define", "emit+verify", "clone", "optimize",
+                                   "fuse",   "verify",      "code",  "total"};
+constexpr size_t kNumPhases = std::size(kPhases);
+
+// One cold compile of `function` in `text`, phase by phase.
+// Each pass's time, by "name.round", is added to `passes` (the optimize phase includes
+// the observer's bookkeeping).
+std::vector<double> measure_once(const std::string& path, const std::string& text,
+                                 const std::string& function,
+                                 std::map<std::string, std::vector<double>>* passes) {
+  tsl::CompilationUnit unit;
+  std::vector<double> t;
+  auto t0 = Clock::now();
+  auto lap = [&] {
+    t.push_back(ms_since(t0));
+    t0 = Clock::now();
+  };
+  unit.run_source(std::make_shared<tsl::Source>(path, text), false);
+  lap();
+  tsl::FunctionDecl* decl = unit.find_function(function);
+  if (decl == nullptr) throw std::runtime_error("no function '" + function + "' in " + path);
+  const tsl::FunctionDecl::Compiled& c = unit.compile_function(*decl, decl->def->name_range);
+  lap();
+  std::shared_ptr<tsl::Graph> copy = c.function->graph().clone();
+  lap();
+  auto pass_start = t0;
+  tsl::optimize(*copy, [&](std::string_view pass, int round, bool, const tsl::Graph&) {
+    (*passes)[std::string(pass) + "." + std::to_string(round)].push_back(ms_since(pass_start));
+    pass_start = Clock::now();
+  });
+  lap();
+  tsl::fuse_elementwise(*copy);
+  lap();
+  tsl::verify(*copy);
+  lap();
+  tsl::Code code(copy, false);
+  lap();
+  double total = 0;
+  for (double x : t) total += x;
+  t.push_back(total);
+  return t;
+}
+
+int run(int argc, char** argv) {
+  if (argc != 4) {
+    std::cerr << "usage: compile_phases FILE.tsl FUNCTION REPS\n";
+    return 2;
+  }
+  std::ifstream in(argv[1], std::ios::binary);
+  if (!in) {
+    std::cerr << "compile_phases: cannot open " << argv[1] << "\n";
+    return 2;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  int reps = std::max(1, std::atoi(argv[3]));
+  std::vector<std::vector<double>> samples(kNumPhases);
+  std::map<std::string, std::vector<double>> passes;
+  for (int r = 0; r < reps; ++r) {
+    std::vector<double> t = measure_once(argv[1], ss.str(), argv[2], &passes);
+    for (size_t i = 0; i < kNumPhases; ++i) samples[i].push_back(t[i]);
+  }
+  for (size_t i = 0; i < kNumPhases; ++i)
+    std::printf("%s_ms %.3f\n", kPhases[i], median(samples[i]));
+  for (const auto& [pass, times] : passes)
+    std::printf("  pass %s_ms %.3f\n", pass.c_str(), median(times));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const tsl::SourceError& e) {
+    std::cerr << e.render();
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "compile_phases: " << e.what() << "\n";
+    return 1;
+  }
+}
