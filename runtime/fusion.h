@@ -18,7 +18,8 @@ namespace tsl {
 // runs when every op of the program is one it knows (add, sub, mul, div, neg, abs,
 // exp, log, log1p, expm1, sin, cos, sqrt, rsqrt, reciprocal, square, tanh, sigmoid,
 // relu, silu, clamp, leaky_relu; eq, ne, lt, le, gt, ge, logical_and/or/xor/not,
-// isnan, isinf, isfinite, where), the floating tensor inputs share one dtype, float32
+// isnan, isinf, isfinite, where; `to` a value's own dtype and `dtype`, see Note
+// [Conversions in the fused program]), the floating tensor inputs share one dtype, float32
 // or float64, the others are bool (See Note [Bool values in the fused program]), and
 // the tensor inputs broadcast to one shape, the result's. It walks the result's
 // elements in chunks, on all threads for large tensors (parallel_for), running each

@@ -51,6 +51,7 @@ bool op_of(OpId id, FOp& op) {
     TSL_FUSED(isinf, IsInf)
     TSL_FUSED(isfinite, IsFinite)
     TSL_FUSED(where, Where)
+    TSL_FUSED(to_dtype, Cast)
 #undef TSL_FUSED
     default:
       return false;
@@ -62,6 +63,7 @@ size_t arity(FOp op) {
   switch (op) {
     case FOp::LeakyRelu:
     case FOp::Mul:
+    case FOp::Cast:
       return 2;
     case FOp::Clamp:
     case FOp::Add:
@@ -79,6 +81,8 @@ size_t tensor_operands(FOp op) {
   if (op == FOp::Where) return 3;
   return is_arith(op) || is_compare(op) ? 2 : 1;
 }
+
+void dtype_of_tensor(KernelArgs& a) { a.out(0) = IValue(a.in(0).tensor_impl()->dtype()); }
 
 bool constant_none(const Value* v) {
   return v->node()->op() == OpId::Constant && v->node()->attr("value").is_none();
@@ -107,7 +111,8 @@ class GroupCompiler {
         continue;
       }
       FallbackStep s;
-      s.fn = lookup_kernel(DeviceType::CPU, m->op()).fn;
+      // dtype is an interpreter primitive, without a kernel in the registry.
+      s.fn = m->op() == OpId::dtype ? &dtype_of_tensor : lookup_kernel(DeviceType::CPU, m->op()).fn;
       TSL_INTERNAL_ASSERT(s.fn != nullptr, "no CPU kernel for ", m->info().name);
       for (const Value* v : m->inputs()) s.ins.push_back(slot(v));
       for (const Value* v : m->outputs()) s.outs.push_back(slot(v));
@@ -187,13 +192,44 @@ class GroupCompiler {
         // Both bounds None is an error (the fallback reports it); an input may be None.
         return scalar_operand(m->input(1), s.s0) && scalar_operand(m->input(2), s.s1) &&
                (s.s0.kind != Operand::Kind::None || s.s1.kind != Operand::Kind::None);
+      case FOp::Cast:
+        return cast_target(m->input(1), s);
       default:
         return true;
     }
   }
 
+  // Where a Cast's dtype comes from (Note [Conversions in the fused program]).
+  bool cast_target(const Value* d, Step& s) {
+    if (auto it = dtype_sources_.find(d); it != dtype_sources_.end()) {
+      s.s1 = it->second;
+      return true;
+    }
+    const Node* def = d->node();
+    if (def->op() == OpId::Constant) {
+      const IValue& c = def->attr("value");
+      if (!c.is_dtype()) return false;
+      s.has_dtype = true;
+      s.dtype = c.to_dtype();
+      return true;
+    }
+    if (def != block_->param_node() || d->type()->kind() != TypeKind::DType) return false;
+    s.s0.kind = Operand::Kind::Input;
+    s.s0.index = static_cast<uint32_t>(d->offset());
+    return true;
+  }
+
   bool compile_node(const Node* m) {
     if (m->op() == OpId::Constant) return true;
+    if (m->op() == OpId::dtype) {
+      // Decided per run from the operand's kind; it makes no step.
+      Operand o;
+      if (!operand(m->input(0), o) ||
+          (o.kind != Operand::Kind::Reg && o.kind != Operand::Kind::Input))
+        return false;
+      dtype_sources_.emplace(m->output(), o);
+      return true;
+    }
     Step s;
     if (!op_of(m->op(), s.op) || m->inputs().size() != arity(s.op)) return false;
     if (!tensor_operands_of(m, s) || !scalar_arguments_of(m, s)) return false;
@@ -208,9 +244,15 @@ class GroupCompiler {
       if (!compile_node(m)) return false;
     }
     for (const Value* r : block_->returns()) {
+      if (auto d = dtype_sources_.find(r); d != dtype_sources_.end()) {
+        group_->return_steps.push_back(FusedGroup::kNoStep);
+        group_->return_dtypes.push_back(d->second);
+        continue;
+      }
       auto it = value_steps_.find(r);
       if (it == value_steps_.end()) return false;
       group_->return_steps.push_back(it->second);
+      group_->return_dtypes.emplace_back();
     }
     return allocate_registers();
   }
@@ -224,17 +266,23 @@ class GroupCompiler {
     std::vector<size_t> last_use(n, 0);
     for (size_t i = 0; i < n; ++i) {
       last_use[i] = i;
-      for (const Operand* o : {&g.steps[i].a, &g.steps[i].b, &g.steps[i].c}) {
+      for (const Operand* o : {&g.steps[i].a, &g.steps[i].b, &g.steps[i].c, &g.steps[i].s1}) {
         if (o->kind == Operand::Kind::Reg) last_use[o->index] = i;
       }
     }
-    for (uint32_t r : g.return_steps) last_use[r] = n;  // live to the end
+    // Outputs and the values whose dtypes are outputs live to the end.
+    for (uint32_t r : g.return_steps) {
+      if (r != FusedGroup::kNoStep) last_use[r] = n;
+    }
+    for (const Operand& o : g.return_dtypes) {
+      if (o.kind == Operand::Kind::Reg) last_use[o.index] = n;
+    }
     std::vector<uint32_t> phys(n);
     std::vector<uint32_t> free_regs;
     uint32_t count = 0;
     for (size_t i = 0; i < n; ++i) {
       Step& s = g.steps[i];
-      for (Operand* o : {&s.a, &s.b, &s.c}) {
+      for (Operand* o : {&s.a, &s.b, &s.c, &s.s1}) {
         if (o->kind == Operand::Kind::Reg) o->index = phys[o->index];
       }
       if (free_regs.empty()) free_regs.push_back(count++);
@@ -247,7 +295,11 @@ class GroupCompiler {
       }
       if (last_use[i] == i) free_regs.push_back(phys[i]);
     }
-    for (uint32_t r : g.return_steps) g.return_regs.push_back(phys[r]);
+    for (uint32_t r : g.return_steps)
+      g.return_regs.push_back(r == FusedGroup::kNoStep ? FusedGroup::kNoStep : phys[r]);
+    for (Operand& o : g.return_dtypes) {
+      if (o.kind == Operand::Kind::Reg) o.index = phys[o.index];
+    }
     g.num_registers = count;
     return count <= kMaxProgramRegisters;
   }
@@ -255,7 +307,8 @@ class GroupCompiler {
   const Block* block_;
   IntrusivePtr<FusedGroup> group_;
   std::unordered_map<const Value*, uint32_t> slots_;
-  std::unordered_map<const Value*, uint32_t> value_steps_;  // the step computing a value
+  std::unordered_map<const Value*, uint32_t> value_steps_;   // the step computing a value
+  std::unordered_map<const Value*, Operand> dtype_sources_;  // dtype(v): v's operand
 };
 
 }  // namespace

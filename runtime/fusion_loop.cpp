@@ -21,7 +21,7 @@ namespace {
 
 // What a value is in one run: a tensor of the run's floating dtype T, a bool tensor,
 // or a Python number. See Note [Bool values in the fused program].
-enum class VKind : uint8_t { Float, Bool, IntNum, FloatNum, BoolNum };
+enum class VKind : uint8_t { Float, Bool, IntNum, FloatNum, BoolNum, DTypeNum };
 
 bool is_tensor_kind(VKind k) { return k == VKind::Float || k == VKind::Bool; }
 
@@ -33,7 +33,8 @@ struct ValueInfo {
   // kernels take their scalar path for strided inputs, so the fused SIMD ops read
   // only these.
   bool contiguous = false;
-  int16_t shape = -1;  // a smaller tensor's shape, as an index into `Shapes`
+  int16_t shape = -1;            // a smaller tensor's shape, as an index into `Shapes`
+  DType dtype = DType::Float32;  // a DTypeNum's value
 };
 
 // The shapes of the values smaller than the result (few: broadcast inputs).
@@ -113,7 +114,7 @@ bool plan_dtype_and_shape(const FusedGroup& g, const KernelArgs& args, DType& dt
   for (uint32_t k = 0; k < g.num_inputs; ++k) {
     const IValue& v = args.in(k);
     if (!v.is_tensor()) {
-      if (!v.is_number() && !v.is_none()) return false;
+      if (!v.is_number() && !v.is_none() && !v.is_dtype()) return false;
       continue;
     }
     const TensorImpl* t = v.tensor_impl();
@@ -180,6 +181,9 @@ void plan_inputs(const FusedGroup& g, const KernelArgs& args, RunPlan<T>& p, Val
     InputPlan<T>& in = p.inputs[k];
     if (v.is_tensor()) {
       plan_tensor_input(v.tensor_impl(), p, values[k], shapes, in);
+    } else if (v.is_dtype()) {
+      values[k].kind = VKind::DTypeNum;  // read by Cast steps only, at planning
+      values[k].dtype = v.to_dtype();
     } else if (!v.is_none()) {
       values[k].kind = v.is_int() ? VKind::IntNum : v.is_bool() ? VKind::BoolNum : VKind::FloatNum;
       in.mode = InputMode::Scalar;
@@ -236,6 +240,28 @@ std::optional<VKind> result_kind(const Step& s, const ValueInfo* a, const ValueI
   return VKind::Float;
 }
 
+// The kind of a Cast's result: its operand's, when the target dtype is the operand's
+// own (Note [Conversions in the fused program]); none otherwise.
+std::optional<VKind> cast_kind(const Step& s, const ValueInfo* a, const ValueInfo* input,
+                               const ValueInfo* of, DType dtype) {
+  auto dtype_of_kind = [dtype](VKind k) -> std::optional<DType> {
+    if (k == VKind::Float) return dtype;
+    if (k == VKind::Bool) return DType::Bool;
+    return std::nullopt;
+  };
+  std::optional<DType> want;
+  if (s.has_dtype) {
+    want = s.dtype;
+  } else if (input) {
+    if (input->kind == VKind::DTypeNum) want = input->dtype;
+  } else if (of) {
+    want = dtype_of_kind(of->kind);
+  }
+  std::optional<DType> have = dtype_of_kind(a->kind);
+  if (!want || !have || *want != *have) return std::nullopt;
+  return a->kind;
+}
+
 // Whether a step's result has the result's shape; the shape of a smaller one goes to
 // `shapes`. An outer product of broadcast operands may still have the result's shape.
 bool plan_shape(ValueInfo& r, std::initializer_list<const ValueInfo*> operands,
@@ -280,7 +306,8 @@ bool plan_kinds(const FusedGroup& g, DType dtype, const DimVector& result_shape,
   };
   for (const Step& s : g.steps) {
     const ValueInfo *a = info(s.a), *b = info(s.b), *c = info(s.c);
-    std::optional<VKind> kind = result_kind(s, a, b, c, dtype);
+    std::optional<VKind> kind = s.op == FOp::Cast ? cast_kind(s, a, info(s.s0), info(s.s1), dtype)
+                                                  : result_kind(s, a, b, c, dtype);
     if (!kind) return false;
     ValueInfo r;
     r.kind = *kind;
@@ -290,6 +317,13 @@ bool plan_kinds(const FusedGroup& g, DType dtype, const DimVector& result_shape,
   out_bool = 0;
   if (g.return_regs.size() > 64) return false;
   for (size_t k = 0; k < g.return_regs.size(); ++k) {
+    if (g.is_dtype_output(k)) {
+      // dtype(v): T or bool by v's kind (out_bool says which).
+      const ValueInfo* v = info(g.return_dtypes[k]);
+      if (!v || !is_tensor_kind(v->kind)) return false;
+      if (v->kind == VKind::Bool) out_bool |= uint64_t{1} << k;
+      continue;
+    }
     const ValueInfo& r = regs[g.return_regs[k]];
     if (!r.full) return false;
     if (r.kind == VKind::Bool) out_bool |= uint64_t{1} << k;
@@ -327,6 +361,7 @@ bool plan_scalar_args(const FusedGroup& g, const KernelArgs& args, RunPlan<T>& p
   p.args.assign(g.steps.size(), ScalarArgs<T>());
   for (size_t i = 0; i < g.steps.size(); ++i) {
     const Step& s = g.steps[i];
+    if (s.op == FOp::Cast) continue;  // its dtype was decided by plan_kinds
     ScalarArgs<T>& a = p.args[i];
     if (!scalar_arg<T>(s.s0, args, a.s0, a.has0) || !scalar_arg<T>(s.s1, args, a.s1, a.has1))
       return false;
@@ -372,7 +407,9 @@ class ChunkRunner {
       }
     }
     for (size_t i = 0; i < g_.steps.size(); ++i) step(i, regs, c, m);
-    for (size_t k = 0; k < outs_.size(); ++k) store(k, regs[g_.return_regs[k]], c, m);
+    for (size_t k = 0; k < outs_.size(); ++k) {
+      if (outs_[k]) store(k, regs[g_.return_regs[k]], c, m);
+    }
   }
 
   void store(size_t k, const T* r, int64_t c, int64_t m) const {
@@ -428,6 +465,8 @@ class ChunkRunner {
         return clamp(d, a, m, i);
       case FOp::Where:
         return where_select(d, a, src(s.b, regs, c), src(s.c, regs, c), m);
+      case FOp::Cast:  // to its own dtype: a copy
+        return scalar_unary(d, a, m, [](T v) { return v; });
       default:
         break;
     }
@@ -584,6 +623,11 @@ bool run_typed(const FusedGroup& g, KernelArgs& args, DType dtype, DimVector sha
   p.outs.clear();
   p.out_ptrs.clear();
   for (uint32_t k = 0; k < args.num_outputs(); ++k) {
+    if (g.is_dtype_output(k)) {
+      p.outs.emplace_back();
+      p.out_ptrs.push_back(nullptr);
+      continue;
+    }
     p.outs.push_back(Tensor::empty(p.shape, p.out_bool >> k & 1 ? DType::Bool : dtype_of<T>));
     p.out_ptrs.push_back(p.outs.back().impl()->data());
   }
@@ -593,7 +637,13 @@ bool run_typed(const FusedGroup& g, KernelArgs& args, DType dtype, DimVector sha
   } else {
     parallel_for(p.n, kParallelGrain, [&](int64_t b, int64_t e) { runner.run(b, e); });
   }
-  for (uint32_t k = 0; k < args.num_outputs(); ++k) args.out(k) = IValue(std::move(p.outs[k]));
+  for (uint32_t k = 0; k < args.num_outputs(); ++k) {
+    if (g.is_dtype_output(k)) {
+      args.out(k) = IValue(p.out_bool >> k & 1 ? DType::Bool : dtype_of<T>);
+    } else {
+      args.out(k) = IValue(std::move(p.outs[k]));
+    }
+  }
   p.outs.clear();
   return true;
 }

@@ -63,7 +63,24 @@ enum class FOp : uint8_t {
   IsFinite,
   // where(cond, self, other).
   Where,
+  // to(self, dtype): fused only where it converts nothing (the dtype is self's), as in
+  // gradient graphs; see Note [Conversions in the fused program].
+  Cast,
 };
+
+// Note [Conversions in the fused program]
+// Gradient formulas cast each gradient to its input's dtype: `to(g, dtype(x))`, with
+// `x` a forward value. When the dtypes are provably equal the optimizer removes the
+// conversion (propagate-shapes), but in general they are not: an int `x` promotes to
+// float32 through `x * 0.5`. Left out of the group, every such `to` splits the
+// gradient's chain and makes each `x` a group output (16 MiB for 4M floats) only so
+// that its dtype can be asked. So `dtype(v)` and `to(t, dtype)` join groups, and the
+// dtype is decided per run: the program's registers hold values of the run's dtype
+// T (or bools), so `dtype(v)` is T or bool by v's kind, a dtype input or constant is
+// what it is, and a `to` whose target is its operand's own dtype is a copy. Any other
+// conversion takes the fallback, whose `to` kernel converts. A group may return
+// `dtype(v)` itself (a dtype, not a tensor): the gradient's `to(g, dtype(v))` then
+// needs no copy of v, only its dtype, decided the same way.
 
 // The ops whose results depend on the element's position in the loop (Eigen's SIMD
 // and scalar paths differ by an ulp): they must run over values of the result's
@@ -88,6 +105,10 @@ struct Step {
   uint32_t dst = 0;
   Operand a, b, c;  // tensor operands: a; a and b (binary); cond, self, other (where)
   Operand s0, s1;   // scalar arguments: alpha; clamp's min and max; the slope
+  // Cast's target dtype: a constant (has_dtype), a group input holding a dtype (s0),
+  // or the dtype of another operand (s1, from a `dtype(v)` in the group).
+  bool has_dtype = false;
+  DType dtype = DType::Float32;
 };
 
 inline constexpr int64_t kChunkBytes = 4096;
@@ -107,8 +128,14 @@ class FusedGroup : public ObjectImpl {
   // The fused program; valid when `fusable`.
   bool fusable = false;
   std::vector<Step> steps;
-  std::vector<uint32_t> return_steps;  // the step whose value each output is
+  // Per output: the step whose value it is, and its register; kNoStep for an output
+  // that is `dtype(v)`, whose v is the operand in return_dtypes (kind None for
+  // tensor outputs).
+  static constexpr uint32_t kNoStep = UINT32_MAX;
+  std::vector<uint32_t> return_steps;
   std::vector<uint32_t> return_regs;
+  std::vector<Operand> return_dtypes;
+  bool is_dtype_output(size_t k) const { return return_steps[k] == kNoStep; }
   uint32_t num_registers = 0;
 
   // The fallback: slots 0..num_inputs-1 are the inputs; constants are preset.

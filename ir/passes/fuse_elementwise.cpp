@@ -31,7 +31,18 @@ bool is_plain_scalar(const TypePtr& t) {
   }
 }
 
-bool is_fusible(const Node* n) {
+// `to(t, dtype)` joins groups so that a gradient's casts do not split it (Note
+// [Conversions in the fused program] in runtime/fusion_program.h). A fused `to` makes
+// a new tensor where the kernel may return its operand itself, so it joins only when
+// nothing can tell: neither is written in place, both do not escape, their identity
+// is not compared.
+bool is_fusible_conversion(const Node* n, const MutationInfo* mutation) {
+  return n->op() == OpId::to_dtype && n->input(1)->type()->kind() == TypeKind::DType && mutation &&
+         mutation->may_replace(n->output(), n->input(0));
+}
+
+bool is_fusible(const Node* n, const MutationInfo* mutation) {
+  if (is_fusible_conversion(n, mutation)) return true;
   const OpInfo& info = n->info();
   if (!info.has(opflags::EW) || info.has(opflags::EFFECT) || info.has(opflags::RANDOM) ||
       info.has(opflags::PRIM) || !n->blocks().empty() || n->outputs().empty()) {
@@ -89,9 +100,13 @@ struct Group {
 // past their ends.
 struct NodeTables {
   explicit NodeTables(const Graph& g)
-      : position(g.node_id_bound(), SIZE_MAX), group(g.node_id_bound(), nullptr) {}
-  std::vector<size_t> position;  // in its block, the return node last
-  std::vector<Group*> group;     // the group it is in
+      : position(g.node_id_bound(), SIZE_MAX), group(g.node_id_bound(), nullptr) {
+    if (any_node(g.block(), [](const Node* n) { return n->op() == OpId::to_dtype; }))
+      mutation = std::make_unique<MutationInfo>(g);
+  }
+  std::vector<size_t> position;            // in its block, the return node last
+  std::vector<Group*> group;               // the group it is in
+  std::unique_ptr<MutationInfo> mutation;  // built only for graphs with a `to`
 };
 
 class BlockFuser {
@@ -108,7 +123,7 @@ class BlockFuser {
     for (Node* n : *block_) visit(n);
     bool changed = false;
     for (Group& group : groups_) {
-      if (group.members.size() < 2) continue;
+      if (group.members.size() < 2 || !computes(group)) continue;
       materialize(group);
       changed = true;
     }
@@ -122,7 +137,8 @@ class BlockFuser {
       first_open_ = groups_.size();  // groups before this one are all closed
       return;
     }
-    if (!is_fusible(n)) return;
+    if (n->op() == OpId::dtype) return join_producer(n);
+    if (!is_fusible(n, tables_.mutation.get())) return;
     Group* g = &groups_.emplace_back();
     g->members.push_back(n);
     tables_.group[n->id()] = g;
@@ -144,6 +160,31 @@ class BlockFuser {
       other->outside_users.clear();
       other->open = false;
     }
+  }
+
+  // `dtype(v)` of a member v joins v's group, even a closed one: it reads nothing
+  // else, so it may move up to the group. The group then returns v's dtype, not v,
+  // where only the dtype is read after it (a gradient's `to(g, dtype(v))`).
+  void join_producer(Node* n) {
+    Group* g = group_of(n->input(0)->node());
+    if (g == nullptr) return;
+    g->members.push_back(n);
+    tables_.group[n->id()] = g;
+    for (const Use& u : n->output()->uses()) g->outside_users.push_back(in_this_block(u.user));
+    drop_inside_users(*g);
+  }
+
+  // Whether the group is worth a FusionGroup: two ops or more that are not dtype
+  // queries, one of which is no conversion.
+  static bool computes(const Group& group) {
+    size_t ops = 0;
+    bool computing = false;
+    for (const Node* m : group.members) {
+      if (m->op() == OpId::dtype) continue;
+      ++ops;
+      computing |= m->op() != OpId::to_dtype;
+    }
+    return ops >= 2 && computing;
   }
 
   // The group of a node of this block, or null.
@@ -189,9 +230,13 @@ class BlockFuser {
     std::sort(members.begin(), members.end(),
               [&](const Node* a, const Node* b) { return position(a) < position(b); });
     Graph& g = *block_->owning_graph();
+    // After the last member that is no dtype query (one that moved up to the group
+    // may come after a barrier).
+    Node* last = *std::find_if(members.rbegin(), members.rend(),
+                               [](const Node* m) { return m->op() != OpId::dtype; });
     Node* fusion = g.create(OpId::FusionGroup, {}, 0);
-    fusion->insert_after(members.back());
-    fusion->set_range(members.back()->range());
+    fusion->insert_after(last);
+    fusion->set_range(last->range());
     Block* body = fusion->add_block();
     std::unordered_map<const Value*, Value*> inner;
     std::vector<Node*> copied_constants;

@@ -535,6 +535,81 @@ TEST(Fusion, NonContiguousInputsAreGathered) {
                       {IValue(matrix(300, 200, 5)), IValue(tensor_of<float>(300, 2, 6))}, false);
 }
 
+// Note [Conversions in the fused program]: a gradient's `to(g, dtype(v))` runs fused
+// where the target is the operand's own dtype (from dtype(v) in the group, a constant
+// or a dtype input), bools included; any real conversion takes the fallback.
+TEST(Fusion, ConversionsToTheOwnDtypeRunFused) {
+  const std::string ir =
+      "graph f(%x : Tensor, %g : Tensor):\n"
+      "  %zero : float = Constant[value=0.0]()\n"
+      "  %f32 : dtype = Constant[value=torch.float32]()\n"
+      "  %s : Tensor = sigmoid(%x)\n"
+      "  %d : dtype = dtype(%s)\n"
+      "  %n : Tensor = neg(%g)\n"
+      "  %c : Tensor = to(%n, %d)\n"
+      "  %m : Tensor = gt(%x, %zero)\n"
+      "  %dm : dtype = dtype(%m)\n"
+      "  %mc : Tensor = to(%m, %dm)\n"
+      "  %p : Tensor = mul(%c, %s)\n"
+      "  %w : Tensor = where(%mc, %p, %x)\n"
+      "  %w32 : Tensor = to(%w, %f32)\n"
+      "  %y : Tensor = abs(%w32)\n"
+      "  return (%y)\n";
+  int64_t n = 3 * kParallelGrain + 5;
+  expect_same_results(ir, {IValue(tensor_of<float>(n, 5, 1)), IValue(tensor_of<float>(n, 2, 2))},
+                      true);
+  // float64 to float32 is a real conversion: the fallback's `to` kernel makes it.
+  expect_same_results(ir, {IValue(tensor_of<double>(n, 5, 1)), IValue(tensor_of<double>(n, 2, 2))},
+                      false);
+}
+
+TEST(Fusion, ConversionsToADtypeInputAreDecidedPerRun) {
+  const std::string ir =
+      "graph f(%x : Tensor, %d : dtype):\n"
+      "  %e : Tensor = exp(%x)\n"
+      "  %c : Tensor = to(%e, %d)\n"
+      "  %y : Tensor = neg(%c)\n"
+      "  return (%y)\n";
+  Tensor x = tensor_of<float>(5000, 5, 3);
+  expect_same_results(ir, {IValue(x), IValue(DType::Float32)}, true);
+  expect_fallback(ir, {IValue(x), IValue(DType::Float64)});
+  expect_fallback(ir, {IValue(x), IValue(DType::Int64)});
+}
+
+// A group returns dtype(v) itself where only v's dtype is read after it: the run's
+// dtype for a floating value, bool for a comparison; the kernels' answer when the run
+// falls back (tanh of int64 is float32).
+TEST(Fusion, GroupsReturnDtypes) {
+  const std::string ir =
+      "graph f(%x : Tensor):\n"
+      "  %zero : float = Constant[value=0.0]()\n"
+      "  %t : Tensor = tanh(%x)\n"
+      "  %u : Tensor = mul(%t, %t)\n"
+      "  %c : Tensor = gt(%t, %zero)\n"
+      "  %dt : dtype = dtype(%t)\n"
+      "  %dc : dtype = dtype(%c)\n"
+      "  return (%u, %dt, %dc)\n";
+  struct Case {
+    Tensor x;
+    bool fused;
+  };
+  Case cases[] = {{tensor_of<float>(3000, 3, 4), true},
+                  {tensor_of<double>(3000, 3, 4), true},
+                  {Tensor::from_vector(std::vector<int64_t>{1, -2, 3, 0}), false}};
+  for (const Case& c : cases) {
+    Outcome o = run_both(ir, {IValue(c.x)});
+    EXPECT_EQ(o.fused_runs, c.fused ? 1 : 0);
+    EXPECT_EQ(o.fallback_runs, c.fused ? 0 : 1);
+    ASSERT_EQ(o.fused.size(), 3u);
+    EXPECT_TRUE(same_bits(o.plain[0].to_tensor(), o.fused[0].to_tensor()));
+    EXPECT_EQ(o.fused[1].to_dtype(), o.plain[1].to_dtype());
+    EXPECT_EQ(o.fused[2].to_dtype(), DType::Bool);
+  }
+  EXPECT_EQ(run_both(ir, {IValue(cases[0].x)}).fused[1].to_dtype(), DType::Float32);
+  EXPECT_EQ(run_both(ir, {IValue(cases[1].x)}).fused[1].to_dtype(), DType::Float64);
+  EXPECT_EQ(run_both(ir, {IValue(cases[2].x)}).fused[1].to_dtype(), DType::Float32);
+}
+
 TEST(Fusion, ErrorsAreTheKernelsErrors) {
   const std::string ir =
       "graph f(%x : Tensor, %z : Tensor):\n"
