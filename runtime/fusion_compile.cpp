@@ -1,6 +1,7 @@
 // Compiling a FusionGroup's block: the straight-line program over chunk registers that
 // the fused loop runs, and the list of kernels of the fallback. See Note [Running a
 // FusionGroup] in fusion.h.
+#include <algorithm>
 #include <unordered_map>
 
 #include "runtime/fusion_program.h"
@@ -147,6 +148,10 @@ class GroupCompiler {
       out.imm = c.to_double();
       return true;
     }
+    if (auto a = aliases_.find(v); a != aliases_.end()) {
+      out = a->second;
+      return true;
+    }
     auto it = value_steps_.find(v);
     if (it == value_steps_.end()) return false;
     out.kind = Operand::Kind::Reg;
@@ -233,10 +238,20 @@ class GroupCompiler {
     Step s;
     if (!op_of(m->op(), s.op) || m->inputs().size() != arity(s.op)) return false;
     if (!tensor_operands_of(m, s) || !scalar_arguments_of(m, s)) return false;
+    if (s.op == FOp::Cast && !is_returned(m->output())) {
+      group_->cast_checks.push_back({s, static_cast<uint32_t>(group_->steps.size())});
+      aliases_.emplace(m->output(), s.a);
+      return true;
+    }
     s.dst = static_cast<uint32_t>(group_->steps.size());
     value_steps_.emplace(m->output(), s.dst);
     group_->steps.push_back(s);
     return true;
+  }
+
+  bool is_returned(const Value* v) const {
+    const auto& r = block_->returns();
+    return std::find(r.begin(), r.end(), v) != r.end();
   }
 
   bool compile_fused() {
@@ -277,6 +292,13 @@ class GroupCompiler {
     for (const Operand& o : g.return_dtypes) {
       if (o.kind == Operand::Kind::Reg) last_use[o.index] = n;
     }
+    // A cast's operands live until its check.
+    for (const FusedGroup::CastCheck& c : g.cast_checks) {
+      for (const Operand* o : {&c.cast.a, &c.cast.s1}) {
+        if (o->kind == Operand::Kind::Reg)
+          last_use[o->index] = std::max<size_t>(last_use[o->index], c.before);
+      }
+    }
     std::vector<uint32_t> phys(n);
     std::vector<uint32_t> free_regs;
     uint32_t count = 0;
@@ -300,6 +322,11 @@ class GroupCompiler {
     for (Operand& o : g.return_dtypes) {
       if (o.kind == Operand::Kind::Reg) o.index = phys[o.index];
     }
+    for (FusedGroup::CastCheck& c : g.cast_checks) {
+      for (Operand* o : {&c.cast.a, &c.cast.s1}) {
+        if (o->kind == Operand::Kind::Reg) o->index = phys[o->index];
+      }
+    }
     g.num_registers = count;
     return count <= kMaxProgramRegisters;
   }
@@ -309,6 +336,7 @@ class GroupCompiler {
   std::unordered_map<const Value*, uint32_t> slots_;
   std::unordered_map<const Value*, uint32_t> value_steps_;   // the step computing a value
   std::unordered_map<const Value*, Operand> dtype_sources_;  // dtype(v): v's operand
+  std::unordered_map<const Value*, Operand> aliases_;        // a Cast's value: its operand
 };
 
 }  // namespace

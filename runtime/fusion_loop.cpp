@@ -304,7 +304,19 @@ bool plan_kinds(const FusedGroup& g, DType dtype, const DimVector& result_shape,
         return nullptr;
     }
   };
-  for (const Step& s : g.steps) {
+  // The casts that are no steps, checked where they would run.
+  size_t next_check = 0;
+  auto check_casts = [&](size_t before) {
+    for (; next_check < g.cast_checks.size() && g.cast_checks[next_check].before == before;
+         ++next_check) {
+      const Step& s = g.cast_checks[next_check].cast;
+      if (!cast_kind(s, info(s.a), info(s.s0), info(s.s1), dtype)) return false;
+    }
+    return true;
+  };
+  for (size_t i = 0; i < g.steps.size(); ++i) {
+    if (!check_casts(i)) return false;
+    const Step& s = g.steps[i];
     const ValueInfo *a = info(s.a), *b = info(s.b), *c = info(s.c);
     std::optional<VKind> kind = s.op == FOp::Cast ? cast_kind(s, a, info(s.s0), info(s.s1), dtype)
                                                   : result_kind(s, a, b, c, dtype);
@@ -312,8 +324,12 @@ bool plan_kinds(const FusedGroup& g, DType dtype, const DimVector& result_shape,
     ValueInfo r;
     r.kind = *kind;
     if (!plan_shape(r, {a, b, c}, result_shape, shapes)) return false;
+    // The kernel returns the operand itself: a SIMD op reading it takes the path it
+    // takes on the operand.
+    if (s.op == FOp::Cast) r.contiguous = a->contiguous;
     regs[s.dst] = r;
   }
+  if (!check_casts(g.steps.size())) return false;
   out_bool = 0;
   if (g.return_regs.size() > 64) return false;
   for (size_t k = 0; k < g.return_regs.size(); ++k) {

@@ -136,6 +136,14 @@ class FusedGroup : public ObjectImpl {
   std::vector<uint32_t> return_regs;
   std::vector<Operand> return_dtypes;
   bool is_dtype_output(size_t k) const { return return_steps[k] == kNoStep; }
+  // The Casts that are no steps: their values are their operands (a Cast is a copy
+  // when it runs fused), so only the check that it converts nothing remains, made
+  // by plan_kinds before step `before`. A Cast the group returns stays a step.
+  struct CastCheck {
+    Step cast;
+    uint32_t before = 0;
+  };
+  std::vector<CastCheck> cast_checks;
   uint32_t num_registers = 0;
 
   // The fallback: slots 0..num_inputs-1 are the inputs; constants are preset.

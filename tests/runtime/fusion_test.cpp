@@ -339,7 +339,7 @@ void check_comparisons_and_where(int64_t n) {
                      "(%x, %z)\n"
                      "  %w : Tensor = where(%c, %x, %z)\n"
                      "  %y : Tensor = sigmoid(%w)\n"
-                     "  return (%y, %c)\n";
+                     "  return (%y)\n";
     expect_same_results(ir, inputs, true);
   }
 }
@@ -533,6 +533,25 @@ TEST(Fusion, NonContiguousInputsAreGathered) {
                                       "  return (%y)\n";
   expect_same_results(simd_on_strided,
                       {IValue(matrix(300, 200, 5)), IValue(tensor_of<float>(300, 2, 6))}, false);
+}
+
+// `to` its own dtype returns the strided operand itself, so a SIMD op after it takes
+// the kernel's scalar path: the fused loop must not read it as contiguous.
+TEST(Fusion, ConversionsKeepTheOperandsLayout) {
+  const std::string ir =
+      "graph f(%x : Tensor, %b : Tensor):\n"
+      "  %zero : int = Constant[value=0]()\n"
+      "  %one : int = Constant[value=1]()\n"
+      "  %m : Tensor = relu(%x)\n"
+      "  %t : Tensor = transpose(%m, %zero, %one)\n"
+      "  %n : Tensor = neg(%b)\n"
+      "  %d : dtype = dtype(%n)\n"
+      "  %c : Tensor = to(%t, %d)\n"
+      "  %e : Tensor = exp(%c)\n"
+      "  %y : Tensor = add(%e, %n, %one)\n"
+      "  return (%y)\n";
+  expect_same_results(ir, {IValue(matrix(300, 200, 5)), IValue(tensor_of<float>(300, 2, 6))},
+                      false);
 }
 
 // Note [Conversions in the fused program]: a gradient's `to(g, dtype(v))` runs fused
