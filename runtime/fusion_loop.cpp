@@ -393,10 +393,26 @@ template <typename T>
 class ChunkRunner {
  public:
   static constexpr int64_t kChunk = kChunkBytes / static_cast<int64_t>(sizeof(T));
-  using Regs = T (*)[kChunk];
+  using Regs = T* const*;
 
+  // An output of the run's dtype is written in place by the steps that make its
+  // register's values, rather than copied from a register chunk by chunk: its
+  // register holds nothing else afterwards (outputs live to the end), and its bytes
+  // at chunk c are 64-byte aligned exactly when the register's would be, so Eigen
+  // takes the same paths.
   ChunkRunner(const FusedGroup& g, const RunPlan<T>& p, const std::vector<void*>& outs)
-      : g_(g), p_(p), outs_(outs) {}
+      : g_(g), p_(p), outs_(outs) {
+    for (size_t k = 0; k < outs_.size(); ++k) {
+      if (!outs_[k] || (p_.out_bool >> k & 1) || reinterpret_cast<uintptr_t>(outs_[k]) % 64 != 0)
+        continue;
+      uint32_t r = g_.return_regs[k];
+      bool taken = false;
+      for (uint32_t i = 0; i < num_direct_; ++i) taken |= direct_[i].reg == r;
+      if (taken) continue;
+      direct_[num_direct_++] = {r, static_cast<uint32_t>(k)};
+      direct_outputs_ |= uint64_t{1} << k;
+    }
+  }
 
   // Runs the program over elements [begin, end). The unfused kernels run Eigen over
   // the same [begin, end) (parallel_for splits alike) into a 64-byte aligned output,
@@ -406,14 +422,18 @@ class ChunkRunner {
   // the same bits.
   void run(int64_t begin, int64_t end) const {
     constexpr int64_t kPacket = 64 / static_cast<int64_t>(sizeof(T));
-    alignas(64) T regs[kMaxRegisters][kChunk];
+    alignas(64) T buffers[kMaxRegisters][kChunk];
+    T* regs[kMaxRegisters];
+    for (uint32_t i = 0; i < kMaxRegisters; ++i) regs[i] = buffers[i];
     int64_t first = std::min(end, (begin + kPacket - 1) / kPacket * kPacket);
     if (first > begin) run_chunk(regs, begin, first - begin);
     for (int64_t c = first; c < end; c += kChunk) run_chunk(regs, c, std::min(kChunk, end - c));
   }
 
  private:
-  void run_chunk(Regs regs, int64_t c, int64_t m) const {
+  void run_chunk(T** regs, int64_t c, int64_t m) const {
+    for (uint32_t i = 0; i < num_direct_; ++i)
+      regs[direct_[i].reg] = static_cast<T*>(outs_[direct_[i].out]) + c;
     for (const Gather& gi : p_.gathers) {
       if (gi.is_bool) {
         gather_typed(regs[gi.reg], static_cast<const bool*>(gi.base), p_.loop_sizes, gi.strides, c,
@@ -424,7 +444,7 @@ class ChunkRunner {
     }
     for (size_t i = 0; i < g_.steps.size(); ++i) step(i, regs, c, m);
     for (size_t k = 0; k < outs_.size(); ++k) {
-      if (outs_[k]) store(k, regs[g_.return_regs[k]], c, m);
+      if (outs_[k] && !(direct_outputs_ >> k & 1)) store(k, regs[g_.return_regs[k]], c, m);
     }
   }
 
@@ -612,6 +632,12 @@ class ChunkRunner {
   const FusedGroup& g_;
   const RunPlan<T>& p_;
   const std::vector<void*>& outs_;
+  struct Direct {
+    uint32_t reg, out;
+  };
+  Direct direct_[kMaxRegisters];
+  uint32_t num_direct_ = 0;
+  uint64_t direct_outputs_ = 0;  // bit k: output k is written in place
 };
 
 // Plans this run in T; false when it must take the fallback.
