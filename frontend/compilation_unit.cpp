@@ -346,7 +346,12 @@ std::string CompilationUnit::graph_text(FunctionDecl& decl, const SourceRange& u
   if (!decl.transform) {
     return view_text(compile_function(decl, use).function->graph(), view, {.with_lines = true});
   }
-  return gradient_text(*decl.transform->inner, decl.transform->argnums, use, false, view);
+  if (decl.transform->kind == "vjp_fn") {
+    return gradient_text(*decl.transform->inner, decl.transform->argnums, use, false, view);
+  }
+  // A transform (`g = grad(f)`) runs a graph of its own: f inlined and differentiated,
+  // the forward and the backward in one. Its gradient split is `:grad f`.
+  return view_text(compile_transform(decl, use).function->graph(), view, {.with_lines = true});
 }
 
 FunctionDecl* CompilationUnit::resolve_function(const std::string& name) {

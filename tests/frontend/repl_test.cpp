@@ -185,9 +185,12 @@ TEST(Repl, OptAndPassesTakeGradientTransforms) {
       run("import torch\nfrom functorch import grad\ndef f(x):\n    h = torch.tanh(x)\n"
           "    return (h * h).sum()\n\ng = grad(f)\n:opt g\n:opt grad f\n:passes g\n");
   EXPECT_EQ(s.err, "");
-  EXPECT_EQ(count_of(s.out, "# f.forward after the optimization pipeline: "), 2u) << s.out;
-  EXPECT_EQ(count_of(s.out, "# f.backward after the optimization pipeline: "), 2u) << s.out;
-  EXPECT_NE(s.out.find("# f.backward: "), std::string::npos) << s.out;
+  // :opt g and :passes g show the graph g runs; :opt grad f the gradient split of f.
+  EXPECT_EQ(count_of(s.out, "# grad(f) after the optimization pipeline: "), 1u) << s.out;
+  EXPECT_NE(s.out.find("graph grad(f)(%x : Tensor):"), std::string::npos) << s.out;
+  EXPECT_EQ(count_of(s.out, "# f.forward after the optimization pipeline: "), 1u) << s.out;
+  EXPECT_EQ(count_of(s.out, "# f.backward after the optimization pipeline: "), 1u) << s.out;
+  EXPECT_NE(s.out.find("# grad(f): "), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("nodes before the pipeline"), std::string::npos) << s.out;
 }
 

@@ -317,6 +317,31 @@ TEST(CommandLine, DumpOptShowsTheGraphsAfterThePipeline) {
       << opt.out;
 }
 
+// A transform that ran (`df = grad(loss)`) is listed with the graph it runs. For issue
+// 5's benchmark expression its gradient fuses: one group for the forward, which
+// returns the dtypes the backward's casts read rather than the tensors, one for the
+// backward, with the casts inside (Note [Conversions in the fused program]).
+TEST(CommandLine, DumpOptShowsTheGraphsOfTransformsThatRan) {
+  fs::path p = write_temp("opt_grad.tsl",
+                          "import torch\n"
+                          "from functorch import grad\n"
+                          "def loss(x: torch.Tensor, a: float, b: float) -> torch.Tensor:\n"
+                          "    y = torch.sigmoid(x * a + b) * torch.tanh(x) - x * 0.5\n"
+                          "    return y.sum()\n\n"
+                          "df = grad(loss)\n"
+                          "print(df(torch.ones(4), 1.5, -0.25))\n");
+  Result opt = tsl("--dump=opt " + quote(p.string()));
+  fs::remove(p);
+  ASSERT_EQ(opt.status, 0) << opt.err;
+  size_t at = opt.out.find("graph grad(loss)(%x : Tensor, %a : float, %b : float):");
+  ASSERT_NE(at, std::string::npos) << opt.out;
+  std::string g = opt.out.substr(at);
+  EXPECT_EQ(count_of(g, "= FusionGroup("), 2u) << g;
+  EXPECT_NE(g.find(" : dtype = FusionGroup(%x, %a, %b)"), std::string::npos) << g;
+  EXPECT_EQ(count_of(g, "= to("), 4u) << g;
+  EXPECT_GT(g.find("= to("), g.find("%dx : Tensor = FusionGroup(")) << g;
+}
+
 TEST(CommandLine, DumpOptParsesBackAndEqualsThePassesOnTheIR) {
   fs::path p = write_temp("opt_rt.tsl",
                           "def f(x: Tensor) -> Tensor:\n"
