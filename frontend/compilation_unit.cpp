@@ -346,11 +346,12 @@ std::string CompilationUnit::graph_text(FunctionDecl& decl, const SourceRange& u
   if (!decl.transform) {
     return view_text(compile_function(decl, use).function->graph(), view, {.with_lines = true});
   }
-  if (decl.transform->kind == "vjp_fn") {
+  // As written, a transform (`g = grad(f)`) shows the gradient of f it builds on,
+  // split into forward and backward (`graph(g)` teaches autodiff); optimized, the
+  // graph it runs: f inlined and differentiated, forward and backward in one, fused.
+  if (view == GraphView::AsWritten || decl.transform->kind == "vjp_fn") {
     return gradient_text(*decl.transform->inner, decl.transform->argnums, use, false, view);
   }
-  // A transform (`g = grad(f)`) runs a graph of its own: f inlined and differentiated,
-  // the forward and the backward in one. Its gradient split is `:grad f`.
   return view_text(compile_transform(decl, use).function->graph(), view, {.with_lines = true});
 }
 

@@ -125,9 +125,9 @@ class CompilationUnit {
                                                const std::shared_ptr<FunctionDecl>& inner,
                                                std::vector<size_t> argnums, bool argnums_tuple,
                                                const SourceRange& range);
-  // The IR of `decl` as text (`graph(f)`); for a transform (`grad(f)`), the graph it
-  // runs (f inlined and differentiated). `view` picks the graph as written, optimized,
-  // or the optimization pass by pass.
+  // The IR of `decl` as text (`graph(f)`). `view` picks the graph as written,
+  // optimized, or the optimization pass by pass. For a transform (`grad(f)`): as
+  // written, the split gradient of f; otherwise the graph the transform runs.
   std::string graph_text(FunctionDecl& decl, const SourceRange& use,
                          GraphView view = GraphView::AsWritten);
   // The gradient graph of `decl` for the Tensor parameters `wrt` (all when empty):

@@ -181,7 +181,9 @@ int dump_ir(CompilationUnit& unit, SourcePtr source, GraphView view) {
     for (const auto& [name, decl] : unit.functions()) {
       std::cout << unit.graph_text(*decl, decl->def->name_range, view) << "\n";
     }
-    // Transforms (`grad(f)`) that ran have graphs of their own.
+    // Transforms (`grad(f)`) that ran run graphs of their own (--dump=grad shows
+    // the gradients as written).
+    if (view == GraphView::AsWritten) return;
     for (const auto& decl : unit.transforms()) {
       if (!decl->compiled.empty()) std::cout << unit.graph_text(*decl, {}, view) << "\n";
     }
