@@ -1,16 +1,12 @@
 // The TSL side of the compile-latency benchmark (issue 6): times a function's text
 // from parse to runnable (parse + define, then compile + optimize + Code build), and
 // its first call, in fresh CompilationUnits; prints the medians in ms.
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <iostream>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench/compile_bench.h"
 #include "frontend/compilation_unit.h"
 #include "frontend/parser.h"
 #include "ir/source.h"
@@ -18,17 +14,9 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using tsl::bench::Clock;
+using tsl::bench::median;
+using tsl::bench::ms_since;
 
 struct Sample {
   double parse_ms;       // parse_module alone (scanner, parser, AST), see below
@@ -70,21 +58,13 @@ Sample measure_once(const std::string& path, const std::string& text, const std:
 }
 
 int run(int argc, char** argv) {
-  if (argc != 4) {
-    std::cerr << "usage: compile_latency FILE.tsl FUNCTION REPS\n";
-    return 2;
-  }
-  std::ifstream in(argv[1], std::ios::binary);
-  if (!in) {
-    std::cerr << "compile_latency: cannot open " << argv[1] << "\n";
-    return 2;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  int reps = std::max(1, std::atoi(argv[3]));
+  std::optional<tsl::bench::CompileBenchArgs> args =
+      tsl::bench::compile_bench_args(argc, argv, "compile_latency");
+  if (!args) return 2;
+  int reps = args->reps;
   std::vector<double> parse, define, runnable, first_call;
   for (int r = 0; r < reps; ++r) {
-    Sample s = measure_once(argv[1], ss.str(), argv[2], false);
+    Sample s = measure_once(args->path, args->text, args->function, false);
     define.push_back(s.define_ms);
     runnable.push_back(s.runnable_ms);
     first_call.push_back(s.first_call_ms);
@@ -93,7 +73,7 @@ int run(int argc, char** argv) {
   // that the timed defines above paid for any first-parse costs and the parse here
   // meets the heap that a define meets.
   for (int r = 0; r < reps; ++r)
-    parse.push_back(measure_once(argv[1], ss.str(), argv[2], true).parse_ms);
+    parse.push_back(measure_once(args->path, args->text, args->function, true).parse_ms);
   std::printf("parse_ms %.3f\n", median(parse));
   std::printf("define_ms %.3f\n", median(define));
   std::printf("runnable_ms %.3f\n", median(runnable));
@@ -105,13 +85,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const tsl::SourceError& e) {
-    std::cerr << e.render();
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "compile_latency: " << e.what() << "\n";
-    return 1;
-  }
+  return tsl::bench::guarded_main("compile_latency", [&] { return run(argc, argv); });
 }

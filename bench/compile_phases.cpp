@@ -2,17 +2,13 @@
 // runnable, each timed alone in a fresh CompilationUnit; prints the medians in ms.
 // What runtime::Function::code() does, step by step (see graph_to_compile), and the
 // time of each pass of the optimization pipeline (pass NAME.ROUND).
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <iostream>
 #include <map>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench/compile_bench.h"
 #include "frontend/compilation_unit.h"
 #include "ir/ir.h"
 #include "ir/passes/fuse_elementwise.h"
@@ -23,17 +19,9 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using tsl::bench::Clock;
+using tsl::bench::median;
+using tsl::bench::ms_since;
 
 constexpr const char* kPhases[] = {"define", "emit+verify", "clone", "optimize",
                                    "fuse",   "verify",      "code",  "total"};
@@ -79,22 +67,14 @@ std::vector<double> measure_once(const std::string& path, const std::string& tex
 }
 
 int run(int argc, char** argv) {
-  if (argc != 4) {
-    std::cerr << "usage: compile_phases FILE.tsl FUNCTION REPS\n";
-    return 2;
-  }
-  std::ifstream in(argv[1], std::ios::binary);
-  if (!in) {
-    std::cerr << "compile_phases: cannot open " << argv[1] << "\n";
-    return 2;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  int reps = std::max(1, std::atoi(argv[3]));
+  std::optional<tsl::bench::CompileBenchArgs> args =
+      tsl::bench::compile_bench_args(argc, argv, "compile_phases");
+  if (!args) return 2;
+  int reps = args->reps;
   std::vector<std::vector<double>> samples(kNumPhases);
   std::map<std::string, std::vector<double>> passes;
   for (int r = 0; r < reps; ++r) {
-    std::vector<double> t = measure_once(argv[1], ss.str(), argv[2], &passes);
+    std::vector<double> t = measure_once(args->path, args->text, args->function, &passes);
     for (size_t i = 0; i < kNumPhases; ++i) samples[i].push_back(t[i]);
   }
   for (size_t i = 0; i < kNumPhases; ++i)
@@ -107,13 +87,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const tsl::SourceError& e) {
-    std::cerr << e.render();
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "compile_phases: " << e.what() << "\n";
-    return 1;
-  }
+  return tsl::bench::guarded_main("compile_phases", [&] { return run(argc, argv); });
 }
