@@ -421,6 +421,41 @@ Value* tuple_value(Graph& g, const std::vector<Value*>& elems) {
   return n->output()->set_type(Type::tuple(std::move(types)));
 }
 
+// functorch's check of the differentiated inputs, at the start of `g`: only floating
+// tensors can require gradients (grad, vjp), or be primals (jvp, hessian). An error
+// points at the parameter of `inner` (the traceback shows the call).
+void check_floating_inputs(Graph& g, const FunctionDecl& inner, const std::vector<size_t>& indices,
+                           bool primals, const SourceRange& use) {
+  Node* first = g.block()->empty() ? g.block()->return_node() : *g.block()->begin();
+  InsertPointGuard at(g, first);
+  for (size_t i : indices) {
+    Value* x = g.inputs().at(i);
+    if (!x->type()->is_tensor()) continue;
+    const SourceRange& range =
+        inner.def && i < inner.def->params.size() ? inner.def->params[i].range : use;
+    Value* ok = g.insert_op(OpId::is_floating_point, {x}, Type::bool_(), range);
+    Node* branch = g.insert(g.create(OpId::If, {ok}, 0));
+    branch->set_range(range);
+    branch->add_block();
+    Block* raise = branch->add_block();
+    InsertPointGuard in(g, raise);
+    Value* message;
+    if (primals) {
+      Value* d = g.insert_op(OpId::dtype, {x}, Type::dtype(), range);
+      Value* name = g.insert_op(OpId::Str, {d}, Type::str_(), range);
+      Value* text =
+          g.insert_constant(IValue("Expected primal to be floating point or complex, but got: "),
+                            Type::str_(), range);
+      message = g.insert_op(OpId::add_str, {text, name}, Type::str_(), range);
+    } else {
+      message =
+          g.insert_constant(IValue("only Tensors of floating point dtype can require gradients"),
+                            Type::str_(), range);
+    }
+    g.insert(g.create(OpId::RaiseException, {message}, 0))->set_range(range);
+  }
+}
+
 // A graph returning a tuple returns its elements instead; returns whether it did.
 bool flatten_tuple_result(Graph& g) {
   Value* out = g.outputs().at(0);
@@ -473,6 +508,13 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
     result = hessian_graph(*forward, t, use);
   } else {
     result = grad_graph(*forward, t);
+  }
+  if (t.kind == "jvp") {
+    std::vector<size_t> primals(t.inner->param_names.size());
+    for (size_t i = 0; i < primals.size(); ++i) primals[i] = i;
+    check_floating_inputs(*result, *t.inner, primals, true, use);
+  } else {
+    check_floating_inputs(*result, *t.inner, t.argnums, t.kind == "hessian", use);
   }
   result->set_name(decl.name);
   verify(*result);

@@ -50,6 +50,8 @@ int64_t dim(const Tensor& self) { return self.dim(); }
 
 int64_t numel(const Tensor& self) { return self.numel(); }
 
+bool is_floating_point(const Tensor& self) { return is_floating(self.dtype()); }
+
 int64_t len_tensor(const Tensor& self) {
   TSL_CHECK(self.dim() > 0, "len() of a 0-d tensor");
   return self.sizes()[0];
@@ -74,6 +76,7 @@ void register_shape_query_kernels() {
   TSL_REGISTER_GENERIC(size_dim, size_dim);
   TSL_REGISTER_GENERIC(dim, dim);
   TSL_REGISTER_GENERIC(numel, numel);
+  TSL_REGISTER_GENERIC(is_floating_point, is_floating_point);
   TSL_REGISTER_GENERIC(len_tensor, len_tensor);
   TSL_REGISTER_GENERIC(item, item);
   TSL_REGISTER_GENERIC(item_float, item_float);
