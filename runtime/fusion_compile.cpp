@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "runtime/fusion_program.h"
+#include "runtime/interpreter.h"
 
 namespace tsl::fusion {
 namespace {
@@ -83,8 +84,6 @@ size_t tensor_operands(FOp op) {
   return is_arith(op) || is_compare(op) ? 2 : 1;
 }
 
-void dtype_of_tensor(KernelArgs& a) { a.out(0) = IValue(a.in(0).tensor_impl()->dtype()); }
-
 bool constant_none(const Value* v) {
   return v->node()->op() == OpId::Constant && v->node()->attr("value").is_none();
 }
@@ -112,8 +111,9 @@ class GroupCompiler {
         continue;
       }
       FallbackStep s;
-      // dtype is an interpreter primitive, without a kernel in the registry.
-      s.fn = m->op() == OpId::dtype ? &dtype_of_tensor : lookup_kernel(DeviceType::CPU, m->op()).fn;
+      // Structural ops (dtype) have no kernel in the registry: the interpreter's own.
+      s.fn = m->info().has(opflags::PRIM) ? prim_kernel(m->op())
+                                          : lookup_kernel(DeviceType::CPU, m->op()).fn;
       TSL_INTERNAL_ASSERT(s.fn != nullptr, "no CPU kernel for ", m->info().name);
       for (const Value* v : m->inputs()) s.ins.push_back(slot(v));
       for (const Value* v : m->outputs()) s.outs.push_back(slot(v));

@@ -86,6 +86,8 @@ void call_closure(KernelArgs& a) {
   for (uint32_t i = 0; i < a.num_outputs(); ++i) a.out(i) = std::move(results.at(i));
 }
 
+}  // namespace
+
 KernelFn prim_kernel(OpId op) {
   switch (op) {
     case OpId::ListConstruct:
@@ -116,8 +118,6 @@ KernelFn prim_kernel(OpId op) {
       return nullptr;
   }
 }
-
-}  // namespace
 
 // ---- Building Code ------------------------------------------------------------------
 

@@ -70,9 +70,13 @@ struct Instruction {
   uint32_t site = 0;
 };
 
+// The kernel of a structural op (PRIM: lists, tuples, dtype, closures...) that the
+// interpreter runs itself rather than through the kernel registry; null for others.
+KernelFn prim_kernel(OpId op);
+
 namespace autograd {
 class EagerSite;
-}
+}  // namespace autograd
 
 class Code {
  public:

@@ -123,7 +123,7 @@ class BlockFuser {
     for (Node* n : *block_) visit(n);
     bool changed = false;
     for (Group& group : groups_) {
-      if (group.members.size() < 2 || !computes(group)) continue;
+      if (!computes(group)) continue;
       materialize(group);
       changed = true;
     }
