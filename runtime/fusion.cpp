@@ -46,7 +46,8 @@ void run_fusion_group(KernelArgs& args) {
 }
 
 FusionCounters fusion_counters() {
-  return {g_fused.load(std::memory_order_relaxed), g_fallback.load(std::memory_order_relaxed)};
+  return {g_fused.load(std::memory_order_relaxed), g_fallback.load(std::memory_order_relaxed),
+          fusion::compiled_runs()};
 }
 
 }  // namespace tsl

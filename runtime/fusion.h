@@ -26,8 +26,9 @@ namespace tsl {
 // op over a whole chunk with the formulas of the unfused kernels (Eigen's SIMD
 // exp/tanh with the same scalar redo outside their exact range). An input of the
 // result's shape, contiguous and of the run's dtype is read in place (the fast path);
-// a single element is read as a scalar; any other input (broadcast like a bias `[N]`
-// against `[B, N]`, strided, or bool) is gathered per chunk into a register, walking
+// a single element, or one value expanded, is read as a scalar; any other input
+// (broadcast like a bias `[N]` against `[B, N]`, strided, or bool) is gathered per
+// chunk into a register, walking
 // the result's index space row by row with the input's strides (0 where it
 // broadcasts). Values of a smaller shape are computed at every element of the result
 // (the same numbers: their ops are position independent), but the SIMD ops, whose
@@ -38,6 +39,33 @@ namespace tsl {
 // value) runs the block's nodes one by one with the ordinary kernels: the same
 // results and errors as without fusion.
 
+// Note [Compiled fusion kernels]
+// The chunk loop runs each op over a whole chunk: one store per op and element, into
+// L1, and the next op loads it back. For chains of cheap ops (a gradient's) that
+// traffic is the cost, and even the benchmark's forward, bound by its exp and tanh,
+// spends a third of its time on it. So a hot group gets a kernel of its own: C++ that
+// carries one SIMD packet through every step in registers (fusion_codegen.cpp),
+// compiled at run time by the C++ compiler TSL was built with (native_compiler.cpp)
+// and loaded with dlopen. A kernel is specific to the run's dtype and to how each
+// input is read (in place, or as a scalar: numbers, single elements, one value
+// expanded); runs with gathered inputs (broadcast like a bias, strided) or bool
+// outputs keep the chunk loop. It gives the chunk loop's bits, so the unfused
+// kernels': it computes only the whole packets from the first 64-byte boundary of
+// each thread's range, where Eigen takes its SIMD path, and leaves the head and the
+// tail to the chunk loop (Eigen's scalar path there); the SIMD ops run Eigen's own
+// functors on a packet (fusion_forms.h holds their formulas, shared with the chunk
+// loop and embedded in the generated source); the other ops are the same IEEE
+// operations; and it is compiled with the flags that decide what TSL's kernels
+// compute (the instruction set; FMA contraction inside a formula, never across steps,
+// see `opaque`). Compiling takes a second or two, so it happens when a group is hot
+// (TSL_FUSION_JIT_HOT elements, 16M by default), on a background thread, while runs
+// go on with the chunk loop (TSL_FUSION_JIT=async, the default); TSL_FUSION_JIT=sync
+// compiles at the first run of 4096 elements or more and waits (benchmarks), =off
+// never compiles. Kernels stay in a cache folder (TSL_CACHE_DIR, default
+// ~/.cache/tsl/kernels: the generated .cpp, the compiler's log, the .so), named by a
+// hash of the source, the flags and the build of TSL, so a later session loads them
+// at once. A compiler that is missing or fails leaves the chunk loop running.
+
 // The run-time form of FusionGroup `n`, as an object for a constant register.
 IValue compile_fusion_group(const Node* n);
 
@@ -45,11 +73,12 @@ IValue compile_fusion_group(const Node* n);
 // compile_fusion_group; the node's outputs.
 void run_fusion_group(KernelArgs& args);
 
-// How many FusionGroup runs took the fused loop and how many fell back to the
-// ordinary kernels (for tests and the benchmark).
+// How many FusionGroup runs took the fused loop (compiled or not) and how many fell
+// back to the ordinary kernels (for tests and the benchmark).
 struct FusionCounters {
   int64_t fused = 0;
   int64_t fallback = 0;
+  int64_t compiled = 0;  // fused runs that used a compiled kernel
 };
 FusionCounters fusion_counters();
 

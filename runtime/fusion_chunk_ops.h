@@ -15,6 +15,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
 
+#include "runtime/fusion_forms.h"
 #include "runtime/tensor/dim_vector.h"
 
 namespace tsl::fusion {
@@ -44,11 +45,11 @@ bool any_outside(const T* src, int64_t m, T bound) {
   return seen != 0;
 }
 
-// dst = aop(src) through Eigen's SIMD forms, redoing |x| >= limit and NaN with the
-// scalar `op`, exactly as map_contiguous in elementwise_unary.cpp.
+// dst = aop(src) through Eigen's SIMD forms, redoing |x| >= bound and NaN with the
+// scalar `op`, exactly as map_contiguous in elementwise_unary.cpp (the forms are in
+// fusion_forms.h).
 template <typename T, typename Op, typename ArrayOp>
-void simd_unary(T* dst, const T* src, int64_t m, double limit, Op op, ArrayOp aop) {
-  const T bound = static_cast<T>(std::is_same_v<T, double> ? limit * 8 : limit);
+void simd_unary(T* dst, const T* src, int64_t m, T bound, Op op, ArrayOp aop) {
   MutArrayMap<T>(dst, m) = aop(ArrayMap<T>(src, m));
   if (!any_outside(src, m, bound)) return;
   for (int64_t i = 0; i < m; ++i) {

@@ -1,6 +1,7 @@
 // The fused chunk loop of a FusionGroup: checks one run's inputs (plan), then runs the
 // program over the result in chunks. See Note [Running a FusionGroup] in fusion.h.
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -8,11 +9,14 @@
 #include <optional>
 
 #include "runtime/fusion_chunk_ops.h"
+#include "runtime/fusion_codegen.h"
 #include "runtime/fusion_program.h"
 #include "runtime/tensor/parallel.h"
 
 namespace tsl::fusion {
 namespace {
+
+std::atomic<int64_t> g_compiled_runs{0};
 
 // ---- The plan of one run ----------------------------------------------------------------
 //
@@ -78,6 +82,10 @@ struct RunPlan {
   uint64_t out_bool = 0;            // bit k: output k is a bool tensor
   std::vector<Tensor> outs;
   std::vector<void*> out_ptrs;
+  // The arguments of a compiled kernel (compiled_kernel_for).
+  std::vector<CompiledInput> compiled_inputs;
+  std::vector<const void*> compiled_in;
+  std::vector<T> compiled_scalars;
 };
 
 // The plan of this thread's current run, kept between runs so that its vectors keep
@@ -138,6 +146,13 @@ bool plan_dtype_and_shape(const FusedGroup& g, const KernelArgs& args, DType& dt
   return have_tensor;
 }
 
+bool all_strides_zero(const TensorImpl* t) {
+  for (int64_t s : t->strides()) {
+    if (s != 0) return false;
+  }
+  return t->numel() > 0;
+}
+
 // How a tensor input is read; sets what it is in `info`.
 template <typename T>
 void plan_tensor_input(const TensorImpl* t, RunPlan<T>& p, ValueInfo& info, Shapes& shapes,
@@ -153,7 +168,8 @@ void plan_tensor_input(const TensorImpl* t, RunPlan<T>& p, ValueInfo& info, Shap
     in.mode = InputMode::Direct;
     in.ptr = static_cast<const T*>(t->data());
     info.contiguous = true;
-  } else if (!info.full && t->numel() == 1) {
+  } else if ((!info.full && t->numel() == 1) || all_strides_zero(t)) {
+    // One element, or one value expanded (as the ones that seed a gradient).
     in.mode = InputMode::Scalar;
     in.scalar =
         is_bool ? T(*static_cast<const bool*>(t->data())) : *static_cast<const T*>(t->data());
@@ -430,6 +446,22 @@ class ChunkRunner {
     for (int64_t c = first; c < end; c += kChunk) run_chunk(regs, c, std::min(kChunk, end - c));
   }
 
+  // The same with a compiled kernel for the whole packets from the first 64-byte
+  // boundary on: the elements before it and after the last whole packet take the
+  // chunk loop, which gives them Eigen's scalar path as the unfused kernel does.
+  void run_compiled(CompiledKernelFn fn, const void* const* in, const T* scalars, int64_t begin,
+                    int64_t end) const {
+    constexpr int64_t kPacket = 64 / static_cast<int64_t>(sizeof(T));
+    alignas(64) T buffers[kMaxRegisters][kPacket];
+    T* regs[kMaxRegisters];
+    for (uint32_t i = 0; i < kMaxRegisters; ++i) regs[i] = buffers[i];
+    int64_t first = std::min(end, (begin + kPacket - 1) / kPacket * kPacket);
+    int64_t last = first + (end - first) / kPacket * kPacket;
+    if (first > begin) run_chunk(regs, begin, first - begin);
+    if (last > first) fn(in, scalars, outs_.data(), first, last);
+    if (end > last) run_chunk(regs, last, end - last);
+  }
+
  private:
   void run_chunk(T** regs, int64_t c, int64_t m) const {
     for (uint32_t i = 0; i < num_direct_; ++i)
@@ -514,46 +546,15 @@ class ChunkRunner {
   static void simd(FOp op, T* d, const T* x, int64_t m) {
     TSL_INTERNAL_ASSERT(x != nullptr, "fused SIMD op on a scalar operand");
     switch (op) {
-      case FOp::Exp:
-        return simd_unary(
-            d, x, m, 87.0, [](T v) { return static_cast<T>(std::exp(v)); },
-            [](const auto& e) { return e.exp(); });
-      case FOp::Log:
-        return simd_unary(
-            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::log(v)); },
-            [](const auto& e) { return e.log(); });
-      case FOp::Log1p:
-        return simd_unary(
-            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::log1p(v)); },
-            [](const auto& e) { return e.log1p(); });
-      case FOp::Expm1:
-        return simd_unary(
-            d, x, m, 87.0, [](T v) { return static_cast<T>(std::expm1(v)); },
-            [](const auto& e) { return e.expm1(); });
-      case FOp::Sin:
-        return simd_unary(
-            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::sin(v)); },
-            [](const auto& e) { return e.sin(); });
-      case FOp::Cos:
-        return simd_unary(
-            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::cos(v)); },
-            [](const auto& e) { return e.cos(); });
-      case FOp::Reciprocal:
-        return simd_unary(
-            d, x, m, INFINITY, [](T v) { return static_cast<T>(T(1) / v); },
-            [](const auto& e) { return e.inverse(); });
-      case FOp::Tanh:
-        return simd_unary(
-            d, x, m, INFINITY, [](T v) { return static_cast<T>(std::tanh(v)); },
-            [](const auto& e) { return e.tanh(); });
-      case FOp::Sigmoid:
-        return simd_unary(
-            d, x, m, 87.0, [](T v) { return static_cast<T>(T(1) / (T(1) + std::exp(-v))); },
-            [](const auto& e) { return (T(1) + (-e).exp()).inverse(); });
-      default:  // Silu
-        return simd_unary(
-            d, x, m, 87.0, [](T v) { return static_cast<T>(v / (T(1) + std::exp(-v))); },
-            [](const auto& e) { return e / (T(1) + (-e).exp()); });
+#define TSL_SIMD_CASE(name, limit, scalar, array)                                       \
+  case FOp::name:                                                                       \
+    return simd_unary(                                                                  \
+        d, x, m, simd_form_bound<T>(limit), [](T v) { return static_cast<T>(scalar); }, \
+        [](const auto& e) { return array; });
+      TSL_FUSED_SIMD_FORMS(TSL_SIMD_CASE)
+#undef TSL_SIMD_CASE
+      default:
+        TSL_INTERNAL_ASSERT(false, "not a fused SIMD op");
     }
   }
 
@@ -640,6 +641,39 @@ class ChunkRunner {
   uint64_t direct_outputs_ = 0;  // bit k: output k is written in place
 };
 
+// The compiled kernel for this run, or null: runs whose inputs are all read in place
+// or as scalars and whose outputs are all of T (no gathers, no bool outputs) may have
+// one. Fills the plan's arrays of the kernel's arguments.
+template <typename T>
+CompiledKernelFn compiled_kernel_for(const FusedGroup& g, RunPlan<T>& p) {
+  if (!p.gathers.empty() || p.out_bool != 0) return nullptr;
+  p.compiled_inputs.assign(g.num_inputs, CompiledInput::Unused);
+  for (uint32_t k = 0; k < g.num_inputs; ++k) {
+    InputMode mode = p.inputs[k].mode;
+    if (mode == InputMode::Direct) p.compiled_inputs[k] = CompiledInput::Pointer;
+    if (mode == InputMode::Scalar) p.compiled_inputs[k] = CompiledInput::Scalar;
+  }
+  CompiledKernelFn fn = compiled_kernel(g, dtype_of<T>, p.compiled_inputs, p.n);
+  if (!fn) return nullptr;
+  p.compiled_in.assign(g.num_inputs, nullptr);
+  p.compiled_scalars.assign(g.num_inputs + 2 * g.steps.size(), T(0));
+  for (uint32_t k = 0; k < g.num_inputs; ++k) {
+    p.compiled_in[k] = p.inputs[k].ptr;
+    p.compiled_scalars[k] = p.inputs[k].scalar;
+  }
+  for (size_t i = 0; i < g.steps.size(); ++i) {
+    const ScalarArgs<T>& a = p.args[i];
+    T* s = &p.compiled_scalars[g.num_inputs + 2 * i];
+    s[0] = a.s0;
+    s[1] = a.s1;
+    if (g.steps[i].op == FOp::Clamp) {  // an absent bound clamps nothing
+      if (!a.has0) s[0] = -std::numeric_limits<T>::infinity();
+      if (!a.has1) s[1] = std::numeric_limits<T>::infinity();
+    }
+  }
+  return fn;
+}
+
 // Plans this run in T; false when it must take the fallback.
 template <typename T>
 bool plan(const FusedGroup& g, const KernelArgs& args, DType dtype, RunPlan<T>& p) {
@@ -674,7 +708,17 @@ bool run_typed(const FusedGroup& g, KernelArgs& args, DType dtype, DimVector sha
     p.out_ptrs.push_back(p.outs.back().impl()->data());
   }
   ChunkRunner<T> runner(g, p, p.out_ptrs);
-  if (p.n < 2 * kParallelGrain) {
+  if (CompiledKernelFn fn = compiled_kernel_for(g, p)) {
+    g_compiled_runs.fetch_add(1, std::memory_order_relaxed);
+    auto body = [&](int64_t b, int64_t e) {
+      runner.run_compiled(fn, p.compiled_in.data(), p.compiled_scalars.data(), b, e);
+    };
+    if (p.n < 2 * kParallelGrain) {
+      body(0, p.n);
+    } else {
+      parallel_for(p.n, kParallelGrain, body);
+    }
+  } else if (p.n < 2 * kParallelGrain) {
     runner.run(0, p.n);
   } else {
     parallel_for(p.n, kParallelGrain, [&](int64_t b, int64_t e) { runner.run(b, e); });
@@ -691,6 +735,8 @@ bool run_typed(const FusedGroup& g, KernelArgs& args, DType dtype, DimVector sha
 }
 
 }  // namespace
+
+int64_t compiled_runs() { return g_compiled_runs.load(std::memory_order_relaxed); }
 
 bool run_fused(const FusedGroup& g, KernelArgs& args) {
   DType dtype = DType::Float32;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -121,6 +123,26 @@ struct FallbackStep {
   std::vector<uint32_t> ins, outs;
 };
 
+// How a compiled kernel reads a group input (fusion_codegen.h).
+enum class CompiledInput : uint8_t { Unused, Pointer, Scalar };
+
+}  // namespace tsl::fusion
+
+namespace tsl {
+class NativeModule;
+}
+
+namespace tsl::fusion {
+
+// The compiled kernels of a group, one per dtype and way of reading the inputs, with
+// the elements its runs of that kind computed (how hot it is).
+struct CompiledVariant {
+  DType dtype = DType::Float32;
+  std::vector<CompiledInput> inputs;
+  int64_t elements = 0;
+  std::shared_ptr<NativeModule> module;
+};
+
 class FusedGroup : public ObjectImpl {
  public:
   std::string repr() const override { return "<fusion group>"; }
@@ -152,6 +174,10 @@ class FusedGroup : public ObjectImpl {
   std::vector<std::pair<uint32_t, IValue>> constants;
   std::vector<FallbackStep> fallback;
   std::vector<uint32_t> return_slots;
+
+  // Compiled kernels (fusion_codegen.cpp); runs on several threads may ask.
+  mutable std::mutex compiled_mu;
+  mutable std::vector<CompiledVariant> compiled;
 };
 
 // Compiles the block of FusionGroup `n` (fusion_compile.cpp).
@@ -160,5 +186,8 @@ IntrusivePtr<FusedGroup> compile_group(const Node* n);
 // Runs the fused loop; false (nothing written) when this run must take the fallback
 // (fusion_loop.cpp).
 bool run_fused(const FusedGroup& g, KernelArgs& args);
+
+// How many fused runs used a compiled kernel (fusion_loop.cpp).
+int64_t compiled_runs();
 
 }  // namespace tsl::fusion

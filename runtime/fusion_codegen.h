@@ -1,0 +1,37 @@
+// Compiled fusion kernels: C++ generated from a FusionGroup's fused program, compiled
+// at run time (native_compiler.h) and run in place of the chunk loop's body. See Note
+// [Compiled fusion kernels] in runtime/fusion.h.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "runtime/fusion_program.h"
+
+namespace tsl::fusion {
+
+// Runs the program over elements [begin, end) of the result, both multiples of the
+// SIMD width in elements of 64 bytes: `in[k]` is group input k's data when it is read
+// in place (else null), `scalars` holds T values: group input k's at k when it is a
+// scalar, then two per step (its scalar arguments: alpha, the slope; clamp's bounds,
+// -inf and +inf where absent); `out[k]` is output k's data (null for dtype outputs).
+using CompiledKernelFn = void (*)(const void* const* in, const void* scalars, void* const* out,
+                                  int64_t begin, int64_t end);
+
+// The source of the kernel for runs in `dtype` (Float32 or Float64) whose inputs are
+// read as `inputs` says; defines extern "C" kCompiledKernelSymbol.
+std::string compiled_kernel_source(const FusedGroup& g, DType dtype,
+                                   std::span<const CompiledInput> inputs);
+inline constexpr const char* kCompiledKernelSymbol = "tsl_fused_kernel";
+
+// The compiled kernel for a run of `n` elements, or null while there is none: asks for
+// its compilation when the group is hot (see NativeJitOptions), and waits for it in
+// the Sync mode.
+CompiledKernelFn compiled_kernel(const FusedGroup& g, DType dtype,
+                                 std::span<const CompiledInput> inputs, int64_t n);
+
+// The text of runtime/fusion_forms.h (fusion_forms_text.cpp, made by CMake).
+extern const char* const kFusionFormsText;
+
+}  // namespace tsl::fusion

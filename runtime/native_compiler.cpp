@@ -1,0 +1,278 @@
+// Compiling generated C++ at run time: one background thread runs the C++ compiler
+// (the one TSL was built with, with TSL's code-generation flags) on each source, and
+// the shared objects stay on disk, named by a hash of everything that shapes them, so
+// that later sessions load them at once. See Note [Compiled fusion kernels].
+#include "runtime/native_compiler.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <Eigen/Core>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+extern char** environ;
+
+namespace tsl {
+namespace {
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+NativeJitOptions options_from_environment() {
+  NativeJitOptions o;
+  std::string mode = env_or("TSL_FUSION_JIT", "async");
+  if (mode == "off" || mode == "0") {
+    o.mode = NativeJitOptions::Mode::Off;
+  } else if (mode == "sync") {
+    o.mode = NativeJitOptions::Mode::Sync;
+  }
+  if (const char* hot = std::getenv("TSL_FUSION_JIT_HOT"); hot && *hot) {
+    char* end = nullptr;
+    long long v = std::strtoll(hot, &end, 10);
+    if (end && *end == '\0' && v >= 0) o.hot_elements = v;
+  }
+  std::string base = env_or("XDG_CACHE_HOME", "");
+  if (base.empty()) {
+    std::string home = env_or("HOME", "");
+    base = home.empty() ? std::string() : home + "/.cache";
+  }
+  o.cache_dir = env_or("TSL_CACHE_DIR", base.empty() ? std::string() : base + "/tsl");
+  o.compiler = env_or("TSL_CXX", TSL_JIT_CXX);
+  return o;
+}
+
+// The flags of generated code: those of TSL's own kernels where they change what the
+// code computes (the instruction set decides Eigen's packet size; GCC's default
+// contraction of a * b + c into an FMA applies to Eigen's functions alike), so that
+// compiled kernels and the interpreter's agree bit for bit.
+std::vector<std::string> compile_flags() {
+  std::vector<std::string> f = {"-std=c++20",          "-O2", "-fPIC",    "-shared",
+                                "-fvisibility=hidden", "-w",  "-isystem", TSL_JIT_EIGEN_INCLUDE};
+#if TSL_JIT_NATIVE
+  f.insert(f.end(), {"-march=native", "-fno-tree-slp-vectorize"});
+#endif
+  return f;
+}
+
+// FNV-1a, 64 bits: the name of a source's files in the cache.
+std::string hash_name(const std::string& key) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : key) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+// What else decides the object code: the compiler, its flags, the Eigen and the
+// compiler TSL was built with (the interpreter's side of the bit-for-bit agreement).
+std::string build_identity(const NativeJitOptions& o) {
+  std::string id = "tsl " TSL_VERSION "; eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+                   std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) +
+                   "; built by " __VERSION__ "; " + o.compiler;
+  for (const std::string& f : compile_flags()) id += " " + f;
+  return id;
+}
+
+}  // namespace
+
+class NativeCompiler {
+ public:
+  static NativeCompiler& get() {
+    static NativeCompiler c;
+    return c;
+  }
+
+  std::shared_ptr<NativeModule> request(std::string source, std::string symbol, bool wait) {
+    const NativeJitOptions& o = native_jit_options();
+    std::string key = hash_name(build_identity(o) + "\n" + symbol + "\n" + source);
+    std::unique_lock<std::mutex> lock(mu_);
+    std::shared_ptr<NativeModule>& m = modules_[key];
+    if (!m) {
+      m = std::make_shared<NativeModule>();
+      m->source = std::move(source);
+      m->symbol_name = std::move(symbol);
+      if (o.cache_dir.empty()) {
+        fail(*m, "no cache folder: set TSL_CACHE_DIR or HOME");
+      } else {
+        std::string base = o.cache_dir + "/kernels/" + key;
+        m->source_path_ = base + ".cpp";
+        // A compiled object from an earlier session loads at once.
+        if (::access((base + ".so").c_str(), R_OK) == 0 && load(*m, base + ".so")) {
+          ++counters_.cache_hits;
+        } else {
+          queue_.emplace_back(m, base);
+          start_worker();
+          wake_.notify_all();
+        }
+      }
+    }
+    std::shared_ptr<NativeModule> result = m;
+    if (wait) done_.wait(lock, [&] { return result->state() != NativeModule::State::Pending; });
+    return result;
+  }
+
+  NativeCounters counters() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return counters_;
+  }
+
+  ~NativeCompiler() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      // A compilation still running at exit is abandoned; its files are temporary.
+      if (child_ > 0) ::kill(child_, SIGKILL);
+    }
+    wake_.notify_all();
+    if (worker_.joinable()) worker_.join();
+  }
+
+ private:
+  NativeCompiler() = default;
+
+  void start_worker() {
+    if (!worker_.joinable()) worker_ = std::thread([this] { work(); });
+  }
+
+  void work() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      auto [m, base] = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      std::string error = compile(*m, base);
+      lock.lock();
+      if (stop_) return;
+      if (error.empty() && load(*m, base + ".so")) {
+        ++counters_.compiled;
+      } else if (m->state() == NativeModule::State::Pending) {
+        fail(*m, error);
+      }
+      done_.notify_all();
+    }
+  }
+
+  // Writes the source and runs the compiler; an error message, or empty.
+  std::string compile(NativeModule& m, const std::string& base) {
+    const NativeJitOptions& o = native_jit_options();
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(base).parent_path(), ec);
+    if (ec) return "cannot create " + std::filesystem::path(base).parent_path().string();
+    // Temporary names, then renames: sessions running side by side never read half a file.
+    std::string tag = "." + std::to_string(::getpid()) + ".tmp";
+    {
+      std::ofstream out(base + ".cpp" + tag);
+      out << m.source;
+      if (!out) return "cannot write " + base + ".cpp";
+    }
+    std::filesystem::rename(base + ".cpp" + tag, base + ".cpp", ec);
+    std::vector<std::string> args = {o.compiler};
+    for (const std::string& f : compile_flags()) args.push_back(f);
+    args.insert(args.end(), {"-o", base + ".so" + tag, base + ".cpp"});
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    std::string log = base + ".log";
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    pid_t pid = -1;
+    int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) return "cannot run " + o.compiler + ": " + std::strerror(rc);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      child_ = pid;
+      if (stop_) ::kill(pid, SIGKILL);  // the process is exiting
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      child_ = -1;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::filesystem::remove(base + ".so" + tag, ec);
+      return o.compiler + " failed on " + base + ".cpp (see " + log + ")";
+    }
+    std::filesystem::rename(base + ".so" + tag, base + ".so", ec);
+    if (ec) return "cannot rename " + base + ".so" + tag;
+    return "";
+  }
+
+  // Loads a compiled object; false (and the module failed) when it cannot.
+  bool load(NativeModule& m, const std::string& path) {
+    // RTLD_LOCAL: every module defines the same symbol name.
+    void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* e = ::dlerror();
+      fail(m, std::string("cannot load ") + path + ": " + (e ? e : "?"));
+      return false;
+    }
+    void* sym = ::dlsym(h, m.symbol_name.c_str());
+    if (!sym) {
+      fail(m, path + " has no symbol " + m.symbol_name);
+      ::dlclose(h);
+      return false;
+    }
+    // Never closed: compiled kernels may run until the process ends.
+    m.handle_ = h;
+    m.symbol_.store(sym, std::memory_order_relaxed);
+    m.state_.store(NativeModule::State::Ready, std::memory_order_release);
+    return true;
+  }
+
+  void fail(NativeModule& m, std::string error) {
+    m.error_ = std::move(error);
+    m.state_.store(NativeModule::State::Failed, std::memory_order_release);
+    ++counters_.failed;
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  std::unordered_map<std::string, std::shared_ptr<NativeModule>> modules_;
+  std::deque<std::pair<std::shared_ptr<NativeModule>, std::string>> queue_;
+  std::thread worker_;
+  pid_t child_ = -1;
+  bool stop_ = false;
+  NativeCounters counters_;
+};
+
+NativeJitOptions& native_jit_options() {
+  static NativeJitOptions o = options_from_environment();
+  return o;
+}
+
+std::shared_ptr<NativeModule> compile_native(std::string source, std::string symbol, bool wait) {
+  return NativeCompiler::get().request(std::move(source), std::move(symbol), wait);
+}
+
+NativeCounters native_counters() { return NativeCompiler::get().counters(); }
+
+}  // namespace tsl

@@ -1,0 +1,255 @@
+// Compiled fusion kernels (Note [Compiled fusion kernels]): the C++ generated for a
+// FusionGroup, compiled at run time, gives the chunk loop's and the unfused kernels'
+// results bit for bit, for every fused op, in float32 and float64, with inputs read in
+// place (aligned or not), as scalars or as expanded values, on one thread and several;
+// a compiler that fails leaves the chunk loop running; the async mode compiles hot
+// groups in the background.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "ir/ir_parser.h"
+#include "ir/passes/fuse_elementwise.h"
+#include "runtime/fusion.h"
+#include "runtime/native_compiler.h"
+#include "runtime/tensor/parallel.h"
+#include "tests/runtime/fusion_test_util.h"
+
+namespace tsl {
+namespace {
+
+// Sets the options of one test, and puts the defaults back after it.
+class CompiledFusion : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    saved_ = native_jit_options();
+    NativeJitOptions& o = native_jit_options();
+    if (::access(o.compiler.c_str(), X_OK) != 0)
+      GTEST_SKIP() << "no C++ compiler at " << o.compiler;
+    if (o.cache_dir.empty()) o.cache_dir = ::testing::TempDir() + "tsl-cache";
+    o.min_elements = 0;
+  }
+  void TearDown() override { native_jit_options() = saved_; }
+
+  NativeJitOptions saved_;
+};
+
+struct Results {
+  std::vector<IValue> plain, interpreted, compiled;
+  int64_t compiled_runs = 0;
+};
+
+// Runs `ir` unfused, fused on the chunk loop (compilation off) and fused with the
+// compiled kernel (Sync mode).
+Results run_three(const std::string& ir, const std::vector<IValue>& inputs) {
+  std::shared_ptr<Graph> plain = parse_graph(ir, "fusion_codegen_test.ir");
+  std::shared_ptr<Graph> fused = plain->clone();
+  EXPECT_TRUE(fuse_elementwise(*fused)) << ir;
+  Results r;
+  r.plain = run_code(plain, inputs);
+  NativeJitOptions& o = native_jit_options();
+  o.mode = NativeJitOptions::Mode::Off;
+  r.interpreted = run_code(fused, inputs);
+  o.mode = NativeJitOptions::Mode::Sync;
+  int64_t before = fusion_counters().compiled;
+  r.compiled = run_code(fused, inputs);
+  r.compiled_runs = fusion_counters().compiled - before;
+  return r;
+}
+
+template <typename T>
+void expect_same_bits(const Results& r, const std::string& what) {
+  ASSERT_EQ(r.plain.size(), r.compiled.size());
+  for (size_t k = 0; k < r.plain.size(); ++k) {
+    EXPECT_EQ(max_ulps<T>(r.plain[k].to_tensor(), r.interpreted[k].to_tensor()), 0u)
+        << what << " output " << k << " (chunk loop)";
+    EXPECT_EQ(max_ulps<T>(r.plain[k].to_tensor(), r.compiled[k].to_tensor()), 0u)
+        << what << " output " << k << " (compiled)";
+  }
+}
+
+// A program of the inputs %x (read in place), %v (a view of another buffer, one
+// element off its alignment), %a (a Python float), %one_elem (a single-element
+// tensor) and %e (one value expanded, as the seed of a gradient); `body` defines
+// %y0 ... %y<count-1>.
+std::string program(const std::string& body, int count) {
+  std::string ir =
+      "graph f(%x : Tensor, %v : Tensor, %a : float, %one_elem : Tensor, %e : Tensor):\n"
+      "  %none : None = Constant[value=None]()\n"
+      "  %one : int = Constant[value=1]()\n"
+      "  %half : float = Constant[value=0.5]()\n"
+      "  %m : Tensor = mul(%x, %half)\n" +
+      body + "  return (";
+  for (int k = 0; k < count; ++k) ir += (k ? ", %y" : "%y") + std::to_string(k);
+  return ir + ")\n";
+}
+
+template <typename T>
+void expect_program_matches(const std::string& body, int count) {
+  // One thread's share with a head and a tail; parallel runs; fewer than a packet.
+  for (int64_t n : {int64_t{1000}, int64_t{3 * kParallelGrain + 17}, int64_t{11}}) {
+    Tensor buffer = Tensor::from_vector(test_values<T>(n + 1, 4, 7));
+    int64_t sizes[] = {n}, strides[] = {1};
+    Tensor view = buffer.as_strided(sizes, strides, 1);
+    int64_t stride0[] = {0};
+    Tensor expanded = Tensor::from_vector(std::vector<T>{T(0.75)}).as_strided(sizes, stride0, 0);
+    std::vector<IValue> inputs{IValue(Tensor::from_vector(test_values<T>(n, 120, 1))), IValue(view),
+                               IValue(-1.25), IValue(Tensor::from_vector(std::vector<T>{T(2.5)})),
+                               IValue(expanded)};
+    Results r = run_three(program(body, count), inputs);
+    EXPECT_EQ(r.compiled_runs, 1) << body << " n=" << n;
+    expect_same_bits<T>(r, body + " n=" + std::to_string(n));
+  }
+}
+
+// Every op with a SIMD form, on values with NaN, infinities and |x| > 87 among them.
+const char* const kSimdForms =
+    "  %y0 : Tensor = exp(%m)\n  %y1 : Tensor = log(%m)\n  %y2 : Tensor = log1p(%m)\n"
+    "  %y3 : Tensor = expm1(%m)\n  %y4 : Tensor = sin(%m)\n  %y5 : Tensor = cos(%m)\n"
+    "  %y6 : Tensor = reciprocal(%m)\n  %y7 : Tensor = tanh(%m)\n"
+    "  %y8 : Tensor = sigmoid(%m)\n  %y9 : Tensor = silu(%m)\n";
+
+// The scalar formulas with operands of every kind.
+const char* const kArithmetic =
+    "  %y0 : Tensor = neg(%m)\n  %y1 : Tensor = abs(%v)\n  %y2 : Tensor = sqrt(%m)\n"
+    "  %y3 : Tensor = rsqrt(%v)\n  %y4 : Tensor = square(%m)\n  %y5 : Tensor = relu(%m)\n"
+    "  %slope : float = Constant[value=0.1]()\n  %y6 : Tensor = leaky_relu(%v, %slope)\n"
+    "  %lo : float = Constant[value=-1.5]()\n  %hi : int = Constant[value=2]()\n"
+    "  %y7 : Tensor = clamp(%m, %lo, %hi)\n  %y8 : Tensor = clamp(%v, %none, %a)\n"
+    "  %two : float = Constant[value=2.5]()\n  %y9 : Tensor = add(%m, %v, %two)\n"
+    "  %y10 : Tensor = sub(%one_elem, %m, %a)\n  %y11 : Tensor = mul(%e, %v)\n"
+    "  %y12 : Tensor = div(%m, %v, %none)\n  %y13 : Tensor = add(%e, %a, %one)\n";
+
+// Comparisons, logic, predicates and where; bool values feed float results (a bool
+// output would take the chunk loop).
+const char* const kLogic =
+    "  %c0 : Tensor = eq(%m, %v)\n  %c1 : Tensor = ne(%m, %v)\n"
+    "  %c2 : Tensor = lt(%m, %a)\n  %c3 : Tensor = le(%v, %one_elem)\n"
+    "  %c4 : Tensor = gt(%m, %v)\n  %c5 : Tensor = ge(%e, %v)\n"
+    "  %c6 : Tensor = logical_and(%c2, %m)\n  %c7 : Tensor = logical_or(%c0, %v)\n"
+    "  %c8 : Tensor = logical_xor(%m, %v)\n  %c9 : Tensor = logical_not(%m)\n"
+    "  %c10 : Tensor = isnan(%m)\n  %c11 : Tensor = isinf(%m)\n  %c12 : Tensor = isfinite(%v)\n"
+    "  %y0 : Tensor = where(%c0, %m, %v)\n  %y1 : Tensor = where(%c1, %a, %v)\n"
+    "  %y2 : Tensor = where(%c2, %m, %e)\n  %y3 : Tensor = add(%c3, %m, %one)\n"
+    "  %y4 : Tensor = mul(%c4, %v)\n  %y5 : Tensor = mul(%c5, %m)\n"
+    "  %y6 : Tensor = add(%m, %c6, %one)\n  %y7 : Tensor = add(%v, %c7, %a)\n"
+    "  %y8 : Tensor = mul(%c8, %m)\n  %y9 : Tensor = mul(%c9, %v)\n"
+    "  %y10 : Tensor = where(%c10, %v, %m)\n  %y11 : Tensor = where(%c11, %e, %m)\n"
+    "  %y12 : Tensor = where(%c12, %m, %one_elem)\n";
+
+TEST_F(CompiledFusion, SimdFormsMatchTheKernels) {
+  expect_program_matches<float>(kSimdForms, 10);
+  expect_program_matches<double>(kSimdForms, 10);
+}
+
+TEST_F(CompiledFusion, ArithmeticMatchesTheKernels) {
+  expect_program_matches<float>(kArithmetic, 14);
+  expect_program_matches<double>(kArithmetic, 14);
+}
+
+TEST_F(CompiledFusion, ComparisonsAndWhereMatchTheKernels) {
+  expect_program_matches<float>(kLogic, 13);
+  expect_program_matches<double>(kLogic, 13);
+}
+
+// The benchmark's gradient groups: dtype outputs, casts checked per run, an expanded
+// seed read as a scalar.
+TEST_F(CompiledFusion, GradientGroupsRunCompiled) {
+  const std::string ir =
+      "graph f(%x : Tensor, %seed : Tensor):\n"
+      "  %one : int = Constant[value=1]()\n"
+      "  %g : Tensor = sigmoid(%x)\n"
+      "  %d : dtype = dtype(%x)\n"
+      "  %ng : Tensor = neg(%g)\n"
+      "  %fl : float = Constant[value=1.0]()\n"
+      "  %c : Tensor = add(%ng, %fl, %one)\n"
+      "  %p : Tensor = mul(%g, %c)\n"
+      "  %q : Tensor = mul(%seed, %p)\n"
+      "  %y : Tensor = to(%q, %d)\n"
+      "  return (%y, %d)\n";
+  int64_t n = 70001;
+  int64_t sizes[] = {n}, stride0[] = {0};
+  Tensor seed = Tensor::from_vector(std::vector<float>{1.0f}).as_strided(sizes, stride0, 0);
+  Results r =
+      run_three(ir, {IValue(Tensor::from_vector(test_values<float>(n, 30, 5))), IValue(seed)});
+  EXPECT_EQ(r.compiled_runs, 1);
+  ASSERT_EQ(r.compiled.size(), 2u);
+  EXPECT_EQ(max_ulps<float>(r.plain[0].to_tensor(), r.compiled[0].to_tensor()), 0u);
+  EXPECT_EQ(r.compiled[1].to_dtype(), DType::Float32);
+}
+
+// Bool outputs and gathered inputs (a broadcast bias) keep the chunk loop.
+TEST_F(CompiledFusion, OtherRunsKeepTheChunkLoop) {
+  const std::string ir =
+      "graph f(%x : Tensor, %b : Tensor):\n"
+      "  %one : int = Constant[value=1]()\n"
+      "  %h : Tensor = add(%x, %b, %one)\n"
+      "  %y : Tensor = exp(%h)\n"
+      "  return (%y)\n";
+  int64_t xs[] = {64, 100};
+  Tensor x = Tensor::from_vector(test_values<float>(6400, 5, 3), xs);
+  Tensor b = Tensor::from_vector(test_values<float>(100, 5, 4));
+  Results r = run_three(ir, {IValue(x), IValue(b)});
+  EXPECT_EQ(r.compiled_runs, 0);
+  expect_same_bits<float>(r, "broadcast bias");
+}
+
+// A compiler that fails leaves the group on the chunk loop, with the same results.
+TEST_F(CompiledFusion, AFailingCompilerKeepsTheChunkLoop) {
+  native_jit_options().compiler = "/bin/false";
+  int64_t failed = native_counters().failed;
+  std::string body = "  %y0 : Tensor = exp(%m)\n  %y1 : Tensor = neg(%y0)\n";
+  int64_t n = 5000;
+  int64_t sizes[] = {n}, stride0[] = {0};
+  Tensor expanded = Tensor::from_vector(std::vector<float>{1.0f}).as_strided(sizes, stride0, 0);
+  std::vector<IValue> inputs{IValue(Tensor::from_vector(test_values<float>(n, 5, 11))),
+                             IValue(Tensor::from_vector(test_values<float>(n, 5, 12))), IValue(0.5),
+                             IValue(Tensor::from_vector(std::vector<float>{1.0f})),
+                             IValue(expanded)};
+  Results r = run_three(program(body, 2), inputs);
+  EXPECT_EQ(r.compiled_runs, 0);
+  EXPECT_EQ(native_counters().failed, failed + 1);
+  expect_same_bits<float>(r, "failed compilation");
+}
+
+// The async mode: a group is compiled once it is hot, in the background; runs use the
+// chunk loop until the kernel is loaded, then the kernel.
+TEST_F(CompiledFusion, HotGroupsCompileInTheBackground) {
+  NativeJitOptions& o = native_jit_options();
+  o.mode = NativeJitOptions::Mode::Async;
+  o.hot_elements = 3 * 4096;
+  std::shared_ptr<Graph> g = parse_graph(
+      "graph f(%x : Tensor):\n"
+      "  %k : float = Constant[value=0.375]()\n"
+      "  %p : Tensor = mul(%x, %k)\n"
+      "  %y : Tensor = tanh(%p)\n"
+      "  return (%y)\n",
+      "hot.ir");
+  std::shared_ptr<Graph> plain = g->clone();
+  ASSERT_TRUE(fuse_elementwise(*g));
+  Code code(g);  // one compiled group for all runs
+  auto run = [&](const std::vector<IValue>& in) { return InterpreterState(code).run(in); };
+  std::vector<IValue> inputs{IValue(Tensor::from_vector(test_values<float>(4096, 9, 6)))};
+  Tensor expected = run_code(plain, inputs)[0].to_tensor();
+  int64_t before = fusion_counters().compiled;
+  // Two runs are below the threshold: the chunk loop, and no compilation yet.
+  for (int i = 0; i < 2; ++i) run(inputs);
+  EXPECT_EQ(fusion_counters().compiled, before);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  bool compiled = false;
+  while (!compiled && std::chrono::steady_clock::now() < deadline) {
+    Tensor y = run(inputs)[0].to_tensor();
+    EXPECT_EQ(max_ulps<float>(expected, y), 0u);
+    compiled = fusion_counters().compiled > before;
+    if (!compiled) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(compiled) << "the hot group was not compiled within two minutes";
+}
+
+}  // namespace
+}  // namespace tsl
