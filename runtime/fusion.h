@@ -48,20 +48,20 @@ namespace tsl {
 // compiled at run time by the C++ compiler TSL was built with (native_compiler.cpp)
 // and loaded with dlopen. A kernel is specific to the run's dtype and to how each
 // input is read (in place, or as a scalar: numbers, single elements, one value
-// expanded); runs with gathered inputs (broadcast like a bias, strided) or bool
-// outputs keep the chunk loop. It gives the chunk loop's bits, so the unfused
-// kernels': it computes only the whole packets from the first 64-byte boundary of
-// each thread's range, where Eigen takes its SIMD path, and leaves the head and the
-// tail to the chunk loop (Eigen's scalar path there); the SIMD ops run Eigen's own
-// functors on a packet (fusion_forms.h holds their formulas, shared with the chunk
-// loop and embedded in the generated source); the other ops are the same IEEE
-// operations; and it is compiled with the flags that decide what TSL's kernels
-// compute (the instruction set; FMA contraction inside a formula, never across steps,
-// see `opaque`). Compiling takes a second or two, so it happens when a group is hot
-// (TSL_FUSION_JIT_HOT elements, 16M by default), on a background thread, while runs
-// go on with the chunk loop (TSL_FUSION_JIT=async, the default); TSL_FUSION_JIT=sync
-// compiles at the first run of 4096 elements or more and waits (benchmarks), =off
-// never compiles. Kernels stay in a cache folder (TSL_CACHE_DIR, default
+// expanded); runs with gathered inputs (broadcast like a bias, strided), bool outputs
+// or an add/sub whose alpha is not 1 keep the chunk loop. It gives the chunk loop's bits, so the
+// unfused kernels': it computes only the whole packets from the first 64-byte boundary of each
+// thread's range, where Eigen takes its SIMD path, and leaves the head and the tail to the chunk
+// loop (Eigen's scalar path there); the SIMD ops run Eigen's own functors on a packet
+// (fusion_forms.h holds their formulas, shared with the chunk loop and embedded in the generated
+// source); the other ops are the same IEEE operations; and it is compiled with TSL's own flags,
+// which decide what the kernels compute (the instruction set; where GCC contracts into FMAs inside
+// Eigen's functions; never across steps, see `opaque`). `x + alpha * y` is left out: whether it
+// contracts differs between builds. Compiling takes a second or two, so it happens when a group is
+// hot (TSL_FUSION_JIT_HOT elements, 16M by default), on a background thread, while runs go on with
+// the chunk loop (TSL_FUSION_JIT=async, the default); TSL_FUSION_JIT=sync compiles at the first run
+// of 4096 elements or more and waits (benchmarks), =off never compiles. Kernels stay in a cache
+// folder (TSL_CACHE_DIR, default
 // ~/.cache/tsl/kernels: the generated .cpp, the compiler's log, the .so), named by a
 // hash of the source, the flags and the build of TSL, so a later session loads them
 // at once. A compiler that is missing or fails leaves the chunk loop running.

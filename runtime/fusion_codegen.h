@@ -14,8 +14,8 @@ namespace tsl::fusion {
 // Runs the program over elements [begin, end) of the result, both multiples of the
 // SIMD width in elements of 64 bytes: `in[k]` is group input k's data when it is read
 // in place (else null), `scalars` holds T values: group input k's at k when it is a
-// scalar, then two per step (its scalar arguments: alpha, the slope; clamp's bounds,
-// -inf and +inf where absent); `out[k]` is output k's data (null for dtype outputs).
+// scalar, then two per step (its scalar arguments: the slope; clamp's bounds, -inf and
+// +inf where absent; alpha is always 1); `out[k]` is output k's data (null for dtype outputs).
 using CompiledKernelFn = void (*)(const void* const* in, const void* scalars, void* const* out,
                                   int64_t begin, int64_t end);
 

@@ -642,11 +642,19 @@ class ChunkRunner {
 };
 
 // The compiled kernel for this run, or null: runs whose inputs are all read in place
-// or as scalars and whose outputs are all of T (no gathers, no bool outputs) may have
-// one. Fills the plan's arrays of the kernel's arguments.
+// or as scalars, whose outputs are all of T (no gathers, no bool outputs) and whose
+// adds and subtractions have alpha 1 may have one. Fills the plan's arrays of the kernel's
+// arguments.
 template <typename T>
 CompiledKernelFn compiled_kernel_for(const FusedGroup& g, RunPlan<T>& p) {
   if (!p.gathers.empty() || p.out_bool != 0) return nullptr;
+  // `x + alpha * y` with alpha other than 1: whether it contracts into an FMA differs
+  // between builds (sanitizers, optimization levels), so only the chunk loop's own
+  // build of it gives the unfused kernel's bits.
+  for (size_t i = 0; i < g.steps.size(); ++i) {
+    FOp op = g.steps[i].op;
+    if ((op == FOp::Add || op == FOp::Sub) && p.args[i].s0 != T(1)) return nullptr;
+  }
   p.compiled_inputs.assign(g.num_inputs, CompiledInput::Unused);
   for (uint32_t k = 0; k < g.num_inputs; ++k) {
     InputMode mode = p.inputs[k].mode;

@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -59,16 +60,16 @@ NativeJitOptions options_from_environment() {
   return o;
 }
 
-// The flags of generated code: those of TSL's own kernels where they change what the
-// code computes (the instruction set decides Eigen's packet size; GCC's default
-// contraction of a * b + c into an FMA applies to Eigen's functions alike), so that
-// compiled kernels and the interpreter's agree bit for bit.
+// The flags of generated code: TSL's own (CMake's TSL_JIT_FLAGS: the build type's
+// optimization, the instruction set, sanitizers), as they decide what the code
+// computes: Eigen's packet size, and where GCC contracts a * b + c into an FMA inside
+// Eigen's functions. So compiled kernels and the interpreter agree bit for bit.
 std::vector<std::string> compile_flags() {
-  std::vector<std::string> f = {"-std=c++20",          "-O2", "-fPIC",    "-shared",
-                                "-fvisibility=hidden", "-w",  "-isystem", TSL_JIT_EIGEN_INCLUDE};
-#if TSL_JIT_NATIVE
-  f.insert(f.end(), {"-march=native", "-fno-tree-slp-vectorize"});
-#endif
+  std::vector<std::string> f = {"-std=c++20",          "-fPIC", "-shared",
+                                "-fvisibility=hidden", "-w",    "-isystem",
+                                TSL_JIT_EIGEN_INCLUDE};
+  std::istringstream build_flags(TSL_JIT_FLAGS);
+  for (std::string flag; build_flags >> flag;) f.push_back(flag);
   return f;
 }
 

@@ -121,8 +121,8 @@ const char* const kArithmetic =
     "  %slope : float = Constant[value=0.1]()\n  %y6 : Tensor = leaky_relu(%v, %slope)\n"
     "  %lo : float = Constant[value=-1.5]()\n  %hi : int = Constant[value=2]()\n"
     "  %y7 : Tensor = clamp(%m, %lo, %hi)\n  %y8 : Tensor = clamp(%v, %none, %a)\n"
-    "  %two : float = Constant[value=2.5]()\n  %y9 : Tensor = add(%m, %v, %two)\n"
-    "  %y10 : Tensor = sub(%one_elem, %m, %a)\n  %y11 : Tensor = mul(%e, %v)\n"
+    "  %y9 : Tensor = add(%m, %v, %one)\n"
+    "  %y10 : Tensor = sub(%one_elem, %m, %one)\n  %y11 : Tensor = mul(%e, %v)\n"
     "  %y12 : Tensor = div(%m, %v, %none)\n  %y13 : Tensor = add(%e, %a, %one)\n";
 
 // Comparisons, logic, predicates and where; bool values feed float results (a bool
@@ -137,7 +137,7 @@ const char* const kLogic =
     "  %y0 : Tensor = where(%c0, %m, %v)\n  %y1 : Tensor = where(%c1, %a, %v)\n"
     "  %y2 : Tensor = where(%c2, %m, %e)\n  %y3 : Tensor = add(%c3, %m, %one)\n"
     "  %y4 : Tensor = mul(%c4, %v)\n  %y5 : Tensor = mul(%c5, %m)\n"
-    "  %y6 : Tensor = add(%m, %c6, %one)\n  %y7 : Tensor = add(%v, %c7, %a)\n"
+    "  %y6 : Tensor = add(%m, %c6, %one)\n  %y7 : Tensor = add(%v, %c7, %one)\n"
     "  %y8 : Tensor = mul(%c8, %m)\n  %y9 : Tensor = mul(%c9, %v)\n"
     "  %y10 : Tensor = where(%c10, %v, %m)\n  %y11 : Tensor = where(%c11, %e, %m)\n"
     "  %y12 : Tensor = where(%c12, %m, %one_elem)\n";
@@ -197,6 +197,37 @@ TEST_F(CompiledFusion, OtherRunsKeepTheChunkLoop) {
   Results r = run_three(ir, {IValue(x), IValue(b)});
   EXPECT_EQ(r.compiled_runs, 0);
   expect_same_bits<float>(r, "broadcast bias");
+}
+
+// `x + alpha * y` with alpha other than 1 (a constant, or a number that is not 1 in
+// this run) keeps the chunk loop: whether it contracts into an FMA is each build's own.
+TEST_F(CompiledFusion, AddsWithAlphaKeepTheChunkLoop) {
+  const std::string ir =
+      "graph f(%x : Tensor, %x2 : Tensor, %al : float):\n"
+      "  %two : float = Constant[value=2.5]()\n"
+      "  %s : Tensor = add(%x, %x2, %two)\n"
+      "  %y : Tensor = sub(%s, %x, %al)\n"
+      "  return (%y)\n";
+  int64_t n = 5000;
+  std::vector<IValue> inputs{IValue(Tensor::from_vector(test_values<float>(n, 5, 13))),
+                             IValue(Tensor::from_vector(test_values<float>(n, 5, 14))),
+                             IValue(-1.25)};
+  Results r = run_three(ir, inputs);
+  EXPECT_EQ(r.compiled_runs, 0);
+  expect_same_bits<float>(r, "alpha");
+  const std::string one =
+      "graph f(%x : Tensor, %x2 : Tensor, %al : float):\n"
+      "  %y : Tensor = sub(%x, %x2, %al)\n"
+      "  %z : Tensor = neg(%y)\n"
+      "  return (%z)\n";
+  inputs[2] = IValue(1.0);  // alpha 1 in this run: compiled
+  r = run_three(one, inputs);
+  EXPECT_EQ(r.compiled_runs, 1);
+  expect_same_bits<float>(r, "alpha 1");
+  inputs[2] = IValue(0.5);
+  r = run_three(one, inputs);
+  EXPECT_EQ(r.compiled_runs, 0);
+  expect_same_bits<float>(r, "alpha 0.5");
 }
 
 // A compiler that fails leaves the group on the chunk loop, with the same results.
