@@ -47,9 +47,10 @@ namespace tsl {
 // carries one SIMD packet through every step in registers (fusion_codegen.cpp),
 // compiled at run time by the C++ compiler TSL was built with (native_compiler.cpp)
 // and loaded with dlopen. A kernel is specific to the run's dtype and to how each
-// input is read (in place, or as a scalar: numbers, single elements, one value
-// expanded); runs with gathered inputs (broadcast like a bias, strided), bool outputs
-// or an add/sub whose alpha is not 1 keep the chunk loop. It gives the chunk loop's bits, so the
+// input is read (as a pointer: in place, or gathered per chunk as for the chunk loop;
+// or as a scalar: numbers, single elements, one value expanded); bool outputs are
+// written as 0 or 1 into a chunk buffer, then stored as bools. Runs with an add/sub
+// whose alpha is not 1 keep the chunk loop. It gives the chunk loop's bits, so the
 // unfused kernels': it computes only the whole packets from the first 64-byte boundary of each
 // thread's range, where Eigen takes its SIMD path, and leaves the head and the tail to the chunk
 // loop (Eigen's scalar path there); the SIMD ops run Eigen's own functors on a packet

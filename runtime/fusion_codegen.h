@@ -11,11 +11,12 @@
 
 namespace tsl::fusion {
 
-// Runs the program over elements [begin, end) of the result, both multiples of the
-// SIMD width in elements of 64 bytes: `in[k]` is group input k's data when it is read
-// in place (else null), `scalars` holds T values: group input k's at k when it is a
-// scalar, then two per step (its scalar arguments: the slope; clamp's bounds, -inf and
-// +inf where absent; alpha is always 1); `out[k]` is output k's data (null for dtype outputs).
+// Runs the program over elements [begin, end) of one chunk, a multiple of the SIMD
+// width: in[k][i] is element i of group input k when it is read in place or gathered
+// (in[k] is null otherwise); `scalars` holds T values: group input k's at k when it
+// is a scalar, then two per step (its scalar arguments: the slope; clamp's bounds,
+// -inf and +inf where absent; alpha is always 1); out[k][i] is element i of output k
+// (null for dtype outputs). The caller offsets the pointers to the chunk.
 using CompiledKernelFn = void (*)(const void* const* in, const void* scalars, void* const* out,
                                   int64_t begin, int64_t end);
 

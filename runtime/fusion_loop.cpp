@@ -84,7 +84,6 @@ struct RunPlan {
   std::vector<void*> out_ptrs;
   // The arguments of a compiled kernel (compiled_kernel_for).
   std::vector<CompiledInput> compiled_inputs;
-  std::vector<const void*> compiled_in;
   std::vector<T> compiled_scalars;
 };
 
@@ -446,26 +445,59 @@ class ChunkRunner {
     for (int64_t c = first; c < end; c += kChunk) run_chunk(regs, c, std::min(kChunk, end - c));
   }
 
-  // The same with a compiled kernel for the whole packets from the first 64-byte
-  // boundary on: the elements before it and after the last whole packet take the
-  // chunk loop, which gives them Eigen's scalar path as the unfused kernel does.
-  void run_compiled(CompiledKernelFn fn, const void* const* in, const T* scalars, int64_t begin,
-                    int64_t end) const {
+  // The same with a compiled kernel for the whole packets of each chunk: the elements
+  // before the first 64-byte boundary and after the last whole packet take the chunk
+  // loop, which gives them Eigen's scalar path as the unfused kernel does. Gathered
+  // inputs are gathered per chunk as for the chunk loop, and bool outputs are written
+  // as 0 or 1 into a buffer, then stored as bools.
+  void run_compiled(CompiledKernelFn fn, const T* scalars, int64_t begin, int64_t end) const {
     constexpr int64_t kPacket = 64 / static_cast<int64_t>(sizeof(T));
-    alignas(64) T buffers[kMaxRegisters][kPacket];
+    alignas(64) T buffers[kMaxRegisters][kChunk];
     T* regs[kMaxRegisters];
     for (uint32_t i = 0; i < kMaxRegisters; ++i) regs[i] = buffers[i];
+    const void* in[64];
+    void* out[64];
     int64_t first = std::min(end, (begin + kPacket - 1) / kPacket * kPacket);
-    int64_t last = first + (end - first) / kPacket * kPacket;
     if (first > begin) run_chunk(regs, begin, first - begin);
-    if (last > first) fn(in, scalars, outs_.data(), first, last);
-    if (end > last) run_chunk(regs, last, end - last);
+    for (int64_t c = first; c < end; c += kChunk) {
+      int64_t m = std::min(kChunk, end - c), whole = m / kPacket * kPacket;
+      if (whole > 0) {
+        gather(buffers, c, whole);
+        for (uint32_t k = 0; k < g_.num_inputs; ++k) {
+          const InputPlan<T>& ip = p_.inputs[k];
+          in[k] = ip.mode == InputMode::Direct     ? ip.ptr + c
+                  : ip.mode == InputMode::Gathered ? buffers[p_.gathers[ip.gather].reg]
+                                                   : nullptr;
+        }
+        // A bool output's buffer: its program register's, which the kernel leaves alone.
+        for (size_t k = 0; k < outs_.size(); ++k) {
+          out[k] = !outs_[k]                ? nullptr
+                   : (p_.out_bool >> k & 1) ? static_cast<void*>(buffers[g_.return_regs[k]])
+                                            : static_cast<T*>(outs_[k]) + c;
+        }
+        fn(in, scalars, out, 0, whole);
+        for (size_t k = 0; k < outs_.size(); ++k) {
+          if (outs_[k] && (p_.out_bool >> k & 1)) store(k, buffers[g_.return_regs[k]], c, whole);
+        }
+      }
+      if (m > whole) run_chunk(regs, c + whole, m - whole);
+    }
   }
 
  private:
   void run_chunk(T** regs, int64_t c, int64_t m) const {
     for (uint32_t i = 0; i < num_direct_; ++i)
       regs[direct_[i].reg] = static_cast<T*>(outs_[direct_[i].out]) + c;
+    gather(regs, c, m);
+    for (size_t i = 0; i < g_.steps.size(); ++i) step(i, regs, c, m);
+    for (size_t k = 0; k < outs_.size(); ++k) {
+      if (outs_[k] && !(direct_outputs_ >> k & 1)) store(k, regs[g_.return_regs[k]], c, m);
+    }
+  }
+
+  // Elements [c, c + m) of the gathered inputs into their registers (never outputs).
+  template <typename Regs>
+  void gather(Regs& regs, int64_t c, int64_t m) const {
     for (const Gather& gi : p_.gathers) {
       if (gi.is_bool) {
         gather_typed(regs[gi.reg], static_cast<const bool*>(gi.base), p_.loop_sizes, gi.strides, c,
@@ -473,10 +505,6 @@ class ChunkRunner {
       } else {
         gather_typed(regs[gi.reg], static_cast<const T*>(gi.base), p_.loop_sizes, gi.strides, c, m);
       }
-    }
-    for (size_t i = 0; i < g_.steps.size(); ++i) step(i, regs, c, m);
-    for (size_t k = 0; k < outs_.size(); ++k) {
-      if (outs_[k] && !(direct_outputs_ >> k & 1)) store(k, regs[g_.return_regs[k]], c, m);
     }
   }
 
@@ -641,13 +669,11 @@ class ChunkRunner {
   uint64_t direct_outputs_ = 0;  // bit k: output k is written in place
 };
 
-// The compiled kernel for this run, or null: runs whose inputs are all read in place
-// or as scalars, whose outputs are all of T (no gathers, no bool outputs) and whose
-// adds and subtractions have alpha 1 may have one. Fills the plan's arrays of the kernel's
-// arguments.
+// The compiled kernel for this run, or null. Runs whose adds and subtractions have
+// alpha 1 may have one; it reads gathered inputs from their chunk registers as it reads
+// the others in place. Fills the plan's scalar arguments of the kernel.
 template <typename T>
 CompiledKernelFn compiled_kernel_for(const FusedGroup& g, RunPlan<T>& p) {
-  if (!p.gathers.empty() || p.out_bool != 0) return nullptr;
   // `x + alpha * y` with alpha other than 1: whether it contracts into an FMA differs
   // between builds (sanitizers, optimization levels), so only the chunk loop's own
   // build of it gives the unfused kernel's bits.
@@ -658,17 +684,14 @@ CompiledKernelFn compiled_kernel_for(const FusedGroup& g, RunPlan<T>& p) {
   p.compiled_inputs.assign(g.num_inputs, CompiledInput::Unused);
   for (uint32_t k = 0; k < g.num_inputs; ++k) {
     InputMode mode = p.inputs[k].mode;
-    if (mode == InputMode::Direct) p.compiled_inputs[k] = CompiledInput::Pointer;
+    if (mode == InputMode::Direct || mode == InputMode::Gathered)
+      p.compiled_inputs[k] = CompiledInput::Pointer;
     if (mode == InputMode::Scalar) p.compiled_inputs[k] = CompiledInput::Scalar;
   }
   CompiledKernelFn fn = compiled_kernel(g, dtype_of<T>, p.compiled_inputs, p.n);
   if (!fn) return nullptr;
-  p.compiled_in.assign(g.num_inputs, nullptr);
   p.compiled_scalars.assign(g.num_inputs + 2 * g.steps.size(), T(0));
-  for (uint32_t k = 0; k < g.num_inputs; ++k) {
-    p.compiled_in[k] = p.inputs[k].ptr;
-    p.compiled_scalars[k] = p.inputs[k].scalar;
-  }
+  for (uint32_t k = 0; k < g.num_inputs; ++k) p.compiled_scalars[k] = p.inputs[k].scalar;
   for (size_t i = 0; i < g.steps.size(); ++i) {
     const ScalarArgs<T>& a = p.args[i];
     T* s = &p.compiled_scalars[g.num_inputs + 2 * i];
@@ -719,7 +742,7 @@ bool run_typed(const FusedGroup& g, KernelArgs& args, DType dtype, DimVector sha
   if (CompiledKernelFn fn = compiled_kernel_for(g, p)) {
     g_compiled_runs.fetch_add(1, std::memory_order_relaxed);
     auto body = [&](int64_t b, int64_t e) {
-      runner.run_compiled(fn, p.compiled_in.data(), p.compiled_scalars.data(), b, e);
+      runner.run_compiled(fn, p.compiled_scalars.data(), b, e);
     };
     if (p.n < 2 * kParallelGrain) {
       body(0, p.n);

@@ -27,11 +27,22 @@ void Profiler::start() {
   t_profiler = this;
   start_bytes_ = live_storage_bytes();
   reset_peak_live_storage_bytes();
+  fusion_start_ = fusion_counters();
+  native_start_ = native_counters();
 }
 
 void Profiler::stop() {
   peak_bytes_ = std::max(peak_bytes_, peak_live_storage_bytes());
-  if (t_profiler == this) t_profiler = nullptr;
+  if (t_profiler != this) return;
+  t_profiler = nullptr;
+  FusionCounters f = fusion_counters();
+  fusion_seen_.fused += f.fused - fusion_start_.fused;
+  fusion_seen_.fallback += f.fallback - fusion_start_.fallback;
+  fusion_seen_.compiled += f.compiled - fusion_start_.compiled;
+  NativeCounters n = native_counters();
+  native_seen_.cache_hits += n.cache_hits - native_start_.cache_hits;
+  native_seen_.compiled += n.compiled - native_start_.compiled;
+  native_seen_.failed += n.failed - native_start_.failed;
 }
 
 size_t Profiler::entry_for(const Node* node) {
@@ -104,7 +115,23 @@ std::string Profiler::report(size_t top_nodes) const {
         << " calls\n";
   }
   write_plans(out);
+  write_fusion(out);
   return out.str();
+}
+
+// "fusion": how the FusionGroup runs ran (Note [Compiled fusion kernels]).
+void Profiler::write_fusion(std::ostringstream& out) const {
+  const FusionCounters& f = fusion_seen_;
+  if (f.fused + f.fallback == 0) return;
+  out << "fusion: " << f.fused + f.fallback << " FusionGroup runs: " << f.compiled << " compiled, "
+      << f.fused - f.compiled << " on the chunk loop, " << f.fallback << " op by op; kernels "
+      << native_seen_.compiled << " compiled, " << native_seen_.cache_hits
+      << " loaded from the cache, " << native_seen_.failed << " failed";
+  const NativeJitOptions& o = native_jit_options();
+  const char* mode = o.mode == NativeJitOptions::Mode::Off    ? "off"
+                     : o.mode == NativeJitOptions::Mode::Sync ? "sync"
+                                                              : "async";
+  out << " (TSL_FUSION_JIT=" << mode << ", cache " << o.cache_dir << "/kernels)\n";
 }
 
 void Profiler::note_memory_plan(std::shared_ptr<const MemoryPlan> plan) {

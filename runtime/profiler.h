@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "runtime/fusion.h"
 #include "runtime/memory_planner.h"
+#include "runtime/native_compiler.h"
 
 namespace tsl {
 
@@ -45,6 +47,7 @@ class Profiler {
   };
   size_t entry_for(const Node* node);
   void write_plans(std::ostringstream& out) const;
+  void write_fusion(std::ostringstream& out) const;
 
   std::vector<Entry> entries_;
   // Nodes of freed graphs may be reused at the same address: an entry is reused
@@ -53,6 +56,9 @@ class Profiler {
   // Per Code name, the last plan its runs followed.
   std::map<std::string, std::shared_ptr<const MemoryPlan>> plans_;
   uint64_t total_ns_ = 0;
+  // Fusion's counters while this profiler ran: at its start, and added up at each stop.
+  FusionCounters fusion_start_, fusion_seen_;
+  NativeCounters native_start_, native_seen_;
   size_t peak_bytes_ = 0;
   size_t start_bytes_ = 0;
 };

@@ -1,7 +1,8 @@
 // Compiled fusion kernels (Note [Compiled fusion kernels]): the C++ generated for a
 // FusionGroup, compiled at run time, gives the chunk loop's and the unfused kernels'
 // results bit for bit, for every fused op, in float32 and float64, with inputs read in
-// place (aligned or not), as scalars or as expanded values, on one thread and several;
+// place (aligned or not), as scalars or as expanded values, gathered inputs and bool
+// outputs, on one thread and several;
 // a compiler that fails leaves the chunk loop running; the async mode compiles hot
 // groups in the background.
 #include <gtest/gtest.h>
@@ -183,20 +184,42 @@ TEST_F(CompiledFusion, GradientGroupsRunCompiled) {
   EXPECT_EQ(r.compiled[1].to_dtype(), DType::Float32);
 }
 
-// Bool outputs and gathered inputs (a broadcast bias) keep the chunk loop.
-TEST_F(CompiledFusion, OtherRunsKeepTheChunkLoop) {
+// Gathered inputs (a broadcast bias, a column, a transposed matrix, a bool mask) and
+// bool outputs run compiled: the kernel reads the gathered chunk, and writes bools as
+// 0 or 1 that are stored as bools.
+TEST_F(CompiledFusion, GatheredInputsAndBoolOutputsRunCompiled) {
   const std::string ir =
-      "graph f(%x : Tensor, %b : Tensor):\n"
+      "graph f(%x : Tensor, %b : Tensor, %col : Tensor, %t : Tensor, %mask : Tensor):\n"
       "  %one : int = Constant[value=1]()\n"
+      "  %zero : float = Constant[value=0.0]()\n"
       "  %h : Tensor = add(%x, %b, %one)\n"
-      "  %y : Tensor = exp(%h)\n"
-      "  return (%y)\n";
-  int64_t xs[] = {64, 100};
-  Tensor x = Tensor::from_vector(test_values<float>(6400, 5, 3), xs);
-  Tensor b = Tensor::from_vector(test_values<float>(100, 5, 4));
-  Results r = run_three(ir, {IValue(x), IValue(b)});
-  EXPECT_EQ(r.compiled_runs, 0);
-  expect_same_bits<float>(r, "broadcast bias");
+      "  %k : Tensor = mul(%h, %col)\n"
+      "  %u : Tensor = sub(%k, %t, %one)\n"
+      "  %pos : Tensor = gt(%u, %zero)\n"
+      "  %both : Tensor = logical_and(%pos, %mask)\n"
+      "  %y : Tensor = where(%both, %u, %h)\n"
+      "  return (%y, %both)\n";
+  const int64_t rows = 67, cols = 301;  // rows cross chunk and packet boundaries
+  int64_t xs[] = {rows, cols}, cs[] = {rows, 1}, ts[] = {cols, rows};
+  Tensor x = Tensor::from_vector(test_values<float>(rows * cols, 5, 3), xs);
+  Tensor b = Tensor::from_vector(test_values<float>(cols, 5, 4));
+  Tensor col = Tensor::from_vector(test_values<float>(rows, 2, 5), cs);
+  Tensor tt = Tensor::from_vector(test_values<float>(rows * cols, 5, 6), ts);
+  int64_t transposed_strides[] = {1, rows};
+  Tensor t = tt.as_strided(xs, transposed_strides, 0);
+  std::vector<bool> bits;
+  for (int64_t i = 0; i < rows * cols; ++i) bits.push_back(i % 3 != 0);
+  Tensor mask = Tensor::empty(xs, DType::Bool);
+  for (int64_t i = 0; i < rows * cols; ++i) mask.data_ptr<bool>()[i] = bits[i];
+  Results r = run_three(ir, {IValue(x), IValue(b), IValue(col), IValue(t), IValue(mask)});
+  EXPECT_EQ(r.compiled_runs, 1);
+  ASSERT_EQ(r.compiled.size(), 2u);
+  EXPECT_EQ(max_ulps<float>(r.plain[0].to_tensor(), r.compiled[0].to_tensor()), 0u);
+  Tensor pb = r.plain[1].to_tensor(), cb = r.compiled[1].to_tensor();
+  ASSERT_EQ(cb.dtype(), DType::Bool);
+  ASSERT_EQ(cb.sizes(), pb.sizes());
+  EXPECT_EQ(std::memcmp(pb.data_ptr<bool>(), cb.data_ptr<bool>(), static_cast<size_t>(pb.numel())),
+            0);
 }
 
 // `x + alpha * y` with alpha other than 1 (a constant, or a number that is not 1 in

@@ -90,6 +90,37 @@ TEST(CommandLine, ProfileCountsTheKernelsPerOpKind) {
   fs::remove(p);
 }
 
+// --profile says how the FusionGroups ran: compiled (TSL_FUSION_JIT=sync compiles a
+// group at its first run of 4096 elements or more), on the chunk loop (=off), or op by
+// op; and how many kernels were compiled.
+TEST(CommandLine, ProfileSaysHowFusionGroupsRan) {
+  fs::path p = write_temp("profile_fusion.tsl",
+                          "import torch\n"
+                          "def f(x: Tensor) -> Tensor:\n"
+                          "    return torch.tanh(x * 0.5) - x\n"
+                          "x = torch.ones(5000)\n"
+                          "for i in range(3):\n"
+                          "    y = f(x)\n"
+                          "print(y.sum().item() < 0.0)\n");
+  Result compiled = tsl("--profile " + quote(p.string()), nullptr, "TSL_FUSION_JIT=sync");
+  EXPECT_EQ(compiled.status, 0) << compiled.err;
+  EXPECT_EQ(compiled.out, "True\n");
+  EXPECT_NE(compiled.err.find("fusion: 3 FusionGroup runs: 3 compiled, 0 on the chunk loop, 0 "
+                              "op by op; kernels "),
+            std::string::npos)
+      << compiled.err;
+  EXPECT_NE(compiled.err.find("TSL_FUSION_JIT=sync"), std::string::npos) << compiled.err;
+  Result chunks = tsl("--profile " + quote(p.string()), nullptr, "TSL_FUSION_JIT=off");
+  EXPECT_NE(chunks.err.find("fusion: 3 FusionGroup runs: 0 compiled, 3 on the chunk loop, 0 op "
+                            "by op; kernels 0 compiled, 0 loaded from the cache, 0 failed "
+                            "(TSL_FUSION_JIT=off"),
+            std::string::npos)
+      << chunks.err;
+  Result no_opt = tsl("--no-opt --profile " + quote(p.string()));
+  EXPECT_EQ(no_opt.err.find("fusion:"), std::string::npos) << no_opt.err;
+  fs::remove(p);
+}
+
 // --dump=memplan: each function's plan from the program's run, a table of its
 // intermediates and the arena map; --profile reports the planned arenas.
 constexpr const char* kPlanned =
