@@ -143,7 +143,7 @@ class NativeCompiler {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
       // A compilation still running at exit is abandoned; its files are temporary.
-      if (child_ > 0) ::kill(child_, SIGKILL);
+      if (child_ > 0) ::kill(-child_, SIGKILL);
     }
     wake_.notify_all();
     if (worker_.joinable()) worker_.join();
@@ -202,14 +202,20 @@ class NativeCompiler {
     std::string log = base + ".log";
     posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    // Its own process group, so that a kill at exit reaches cc1plus and as as well.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
     pid_t pid = -1;
-    int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) return "cannot run " + o.compiler + ": " + std::strerror(rc);
     {
       std::lock_guard<std::mutex> lock(mu_);
       child_ = pid;
-      if (stop_) ::kill(pid, SIGKILL);  // the process is exiting
+      if (stop_) ::kill(-pid, SIGKILL);  // the process is exiting
     }
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
