@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,11 +45,24 @@ NativeJitOptions options_from_environment() {
     o.mode = NativeJitOptions::Mode::Off;
   } else if (mode == "sync") {
     o.mode = NativeJitOptions::Mode::Sync;
+  } else if (mode != "async") {
+    std::fprintf(stderr,
+                 "tsl: warning: TSL_FUSION_JIT is '%s'; expected off, async or sync "
+                 "(using async)\n",
+                 mode.c_str());
   }
   if (const char* hot = std::getenv("TSL_FUSION_JIT_HOT"); hot && *hot) {
     char* end = nullptr;
+    errno = 0;
     long long v = std::strtoll(hot, &end, 10);
-    if (end && *end == '\0' && v >= 0) o.hot_elements = v;
+    if (end && *end == '\0' && v >= 0 && errno == 0) {
+      o.hot_elements = v;
+    } else {
+      std::fprintf(stderr,
+                   "tsl: warning: TSL_FUSION_JIT_HOT is '%s'; expected a number of "
+                   "elements (using %lld)\n",
+                   hot, static_cast<long long>(o.hot_elements));
+    }
   }
   std::string base = env_or("XDG_CACHE_HOME", "");
   if (base.empty()) {
@@ -212,6 +226,8 @@ class NativeCompiler {
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) return "cannot run " + o.compiler + ": " + std::strerror(rc);
+    // Below the program's own threads: in the async mode it runs beside them.
+    ::setpriority(PRIO_PGRP, static_cast<id_t>(pid), 10);
     {
       std::lock_guard<std::mutex> lock(mu_);
       child_ = pid;

@@ -118,6 +118,13 @@ TEST(CommandLine, ProfileSaysHowFusionGroupsRan) {
       << chunks.err;
   Result no_opt = tsl("--no-opt --profile " + quote(p.string()));
   EXPECT_EQ(no_opt.err.find("fusion:"), std::string::npos) << no_opt.err;
+  // A mode it does not know: a warning, and the default.
+  Result unknown = tsl(quote(p.string()), nullptr, "TSL_FUSION_JIT=fast");
+  EXPECT_EQ(unknown.status, 0);
+  EXPECT_EQ(unknown.out, "True\n");
+  EXPECT_NE(unknown.err.find("warning: TSL_FUSION_JIT is 'fast'; expected off, async or sync"),
+            std::string::npos)
+      << unknown.err;
   fs::remove(p);
 }
 
