@@ -13,7 +13,7 @@ fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-c++ -O3 -march=native -pthread -o "$tmp/bandwidth" "$root/bench/bandwidth.cpp"
+c++ -std=c++20 -O3 -march=native -pthread -o "$tmp/bandwidth" "$root/bench/bandwidth.cpp"
 "$tmp/bandwidth" > "$tmp/results"
 # Compiled kernels: compiled (or loaded from the cache) at the first run, before the
 # timed ones, as a JIT's warm-up; then the chunk loop alone, for comparison.
