@@ -60,6 +60,14 @@ const char* kUsage =
     "  --version        print the version and exit\n"
     "  --help           print this help and exit\n"
     "\n"
+    "environment:\n"
+    "  TSL_NO_OPT=1, TSL_NO_MEMPLAN=1   as --no-opt, --no-memplan\n"
+    "  TSL_FUSION_JIT=async|sync|off   compiled fusion kernels: in the background once\n"
+    "                   a group is hot (default), at its first large run, or never\n"
+    "  TSL_FUSION_JIT_HOT=N   elements a group computes before it is compiled (16M)\n"
+    "  TSL_CACHE_DIR    where compiled kernels are kept (default ~/.cache/tsl)\n"
+    "  TSL_CXX          the C++ compiler for them (default: the one TSL was built with)\n"
+    "\n"
     "exit status: 0 success, 1 runtime error, 2 compile error or bad usage, 3 internal error\n";
 
 // The usage text with the registered passes (so the list cannot go stale).
