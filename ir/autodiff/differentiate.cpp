@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -638,9 +639,61 @@ void collect_uses(const Block* b, std::vector<const Value*>& out) {
   for (const Value* v : b->returns()) out.push_back(v);
 }
 
+// Note [Capturing sizes and dtypes]
+// Many gradient formulas read a forward tensor only for its size or dtype:
+// `sum_to_size(g, size(x))` undoes broadcasting, `to(g, dtype(x))` the promotion. If
+// the backward asked them itself, the forward would have to keep the whole tensor for
+// it (for `a - b`, both operands: 16 MiB each for 4M floats), where PyTorch's autograd
+// saves the sizes alone. So `size(v)` and `dtype(v)` of a top-level forward value move
+// to the end of the forward, and the backward captures the list or the dtype instead
+// of v. In-place ops change neither, so asking early gives the same answer.
+void hoist_metadata_queries(Graph& J, Node* first_backward, size_t num_primal) {
+  std::unordered_set<const Node*> forward;
+  for (const Node* n : *J.block()) {
+    if (n == first_backward) break;
+    forward.insert(n);
+  }
+  auto is_top_level_forward = [&](const Value* v) {
+    if (v->node() == J.block()->param_node()) return v->offset() < num_primal;
+    return forward.count(v->node()) > 0;
+  };
+  // The backward's queries of such values, in its blocks too.
+  std::vector<Node*> queries;
+  std::function<void(Node*)> visit = [&](Node* n) {
+    if ((n->op() == OpId::size || n->op() == OpId::dtype) && n->inputs().size() == 1 &&
+        n->input(0)->type()->is_tensor() && is_top_level_forward(n->input(0)))
+      queries.push_back(n);
+    for (Block* b : n->blocks()) {
+      for (Node* m : *b) visit(m);
+    }
+  };
+  bool in_backward = false;
+  for (Node* n : *J.block()) {
+    in_backward |= n == first_backward;
+    if (in_backward) visit(n);
+  }
+  std::map<std::pair<OpId, const Value*>, Value*> hoisted;  // one query per op and value
+  for (Node* q : queries) {
+    Value*& h = hoisted[{q->op(), q->input(0)}];
+    if (!h) {
+      Node* copy = J.create(q->op(), {q->input(0)}, 1);
+      copy->set_range(q->range());
+      copy->output()->set_type(q->output()->type());
+      copy->insert_before(first_backward);
+      h = copy->output();
+    }
+    q->output()->replace_all_uses_with(h);
+    q->destroy();
+  }
+}
+
 }  // namespace
 
 Gradient split(const JointGraph& joint) {
+  if (joint.first_backward_node) {
+    hoist_metadata_queries(*joint.graph, joint.first_backward_node,
+                           joint.graph->inputs().size() - joint.seeded_outputs.size());
+  }
   const Graph& J = *joint.graph;
   std::vector<Node*> nodes;
   for (Node* n : *J.block()) nodes.push_back(n);

@@ -440,6 +440,10 @@ class NoOpConversionRemover {
   void run_block(Block* b) {
     for (Node* n : *b) {
       for (Block* inner : n->blocks()) run_block(inner);
+      if (n->op() == OpId::size) {
+        ask_an_input(n);
+        continue;
+      }
       Value* same = no_op_operand(n);
       if (!same || !same->type()->equals(*n->output()->type())) continue;
       if (same->debug_name().empty()) same->set_debug_name(n->output()->debug_name());
@@ -468,6 +472,21 @@ class NoOpConversionRemover {
     }
   }
 
+  // `size(v)` asks a graph input of v's shape class instead, when there is one: the
+  // same list, and v need not be kept for it (a split gradient captures the size, see
+  // Note [Capturing sizes and dtypes]; a FusionGroup need not write v out).
+  void ask_an_input(Node* n) {
+    Value* v = n->input(0);
+    if (v->node() == g_.block()->param_node()) return;
+    for (Value* in : g_.inputs()) {
+      if (in->type()->is_tensor() && facts_.same_shape(v, in)) {
+        n->replace_input(0, in);
+        changed_ = true;
+        return;
+      }
+    }
+  }
+
   bool converts_to_own_dtype(const Node* n) const {
     const Value* g = n->input(0);
     if (const Value* x = dtype_source(n->input(1))) return facts_.same_dtype(g, x);
@@ -482,9 +501,11 @@ class NoOpConversionRemover {
   bool changed_ = false;
 };
 
-// The ops NoOpConversionRemover may remove.
+// The ops NoOpConversionRemover may remove, and the size queries it may move to an
+// input.
 bool is_conversion(const Node* n) {
-  return n->op() == OpId::sum_to_size || n->op() == OpId::expand || n->op() == OpId::to_dtype;
+  return n->op() == OpId::sum_to_size || n->op() == OpId::expand || n->op() == OpId::to_dtype ||
+         (n->op() == OpId::size && !n->input(0)->node()->is_param_node());
 }
 
 }  // namespace
