@@ -25,6 +25,8 @@ using CompiledKernelFn = void (*)(const void* const* in, const void* scalars, vo
 std::string compiled_kernel_source(const FusedGroup& g, DType dtype,
                                    std::span<const CompiledInput> inputs);
 inline constexpr const char* kCompiledKernelSymbol = "tsl_fused_kernel";
+// The line between the helpers every kernel shares and the group's own code.
+inline constexpr const char* kCompiledKernelMarker = "// ---- The group's kernel ----";
 
 // The compiled kernel for a run of `n` elements, or null while there is none: asks for
 // its compilation when the group is hot (see NativeJitOptions), and waits for it in

@@ -125,6 +125,7 @@ class NativeCompiler {
     std::shared_ptr<NativeModule>& m = modules_[key];
     if (!m) {
       m = std::make_shared<NativeModule>();
+      order_.push_back(m);
       m->source = std::move(source);
       m->symbol_name = std::move(symbol);
       if (o.cache_dir.empty()) {
@@ -150,6 +151,17 @@ class NativeCompiler {
   NativeCounters counters() {
     std::lock_guard<std::mutex> lock(mu_);
     return counters_;
+  }
+
+  std::vector<NativeModuleInfo> modules() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<NativeModuleInfo> out;
+    for (const auto& m : order_) {
+      bool failed = m->state() == NativeModule::State::Failed;
+      out.push_back({m->source_path_, m->source, failed ? m->error_ : std::string(),
+                     m->state() == NativeModule::State::Ready});
+    }
+    return out;
   }
 
   ~NativeCompiler() {
@@ -280,6 +292,7 @@ class NativeCompiler {
   std::mutex mu_;
   std::condition_variable wake_, done_;
   std::unordered_map<std::string, std::shared_ptr<NativeModule>> modules_;
+  std::vector<std::shared_ptr<NativeModule>> order_;  // as asked for
   std::deque<std::pair<std::shared_ptr<NativeModule>, std::string>> queue_;
   std::thread worker_;
   pid_t child_ = -1;
@@ -297,5 +310,7 @@ std::shared_ptr<NativeModule> compile_native(std::string source, std::string sym
 }
 
 NativeCounters native_counters() { return NativeCompiler::get().counters(); }
+
+std::vector<NativeModuleInfo> native_modules() { return NativeCompiler::get().modules(); }
 
 }  // namespace tsl

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tsl {
 
@@ -57,6 +58,14 @@ class NativeModule {
 // disk at once when it is there; else by a background thread, or before returning
 // when `wait` is true. The same source asked twice gives the same module.
 std::shared_ptr<NativeModule> compile_native(std::string source, std::string symbol, bool wait);
+
+// The modules this process asked for, in order: the source file in the cache, the
+// source, and the error of a failed one (--dump=kernels).
+struct NativeModuleInfo {
+  std::string source_path, source, error;
+  bool ready = false;
+};
+std::vector<NativeModuleInfo> native_modules();
 
 // Counters for tests and the benchmark: modules loaded from the cache, compiled, failed.
 struct NativeCounters {

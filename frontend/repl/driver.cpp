@@ -19,6 +19,7 @@
 #include "ir/ir_parser.h"
 #include "ir/passes/pass_registry.h"
 #include "runtime/function.h"
+#include "runtime/fusion_codegen.h"
 #include "runtime/interpreter.h"
 #include "runtime/memory_planner.h"
 #include "runtime/profiler.h"
@@ -45,6 +46,8 @@ const char* kUsage =
     "                   Tensor parameters, the two-stage program of its gradient\n"
     "  --dump=memplan FILE  run FILE quietly, then print each function's memory plan:\n"
     "                   its intermediates' lifetimes and offsets in one arena\n"
+    "  --dump=kernels FILE  run FILE quietly, compiling each fusion kernel at its first\n"
+    "                   large run, then print the C++ generated for each\n"
     "  --format=dot     with --dump=grad or opt-grad: Graphviz DOT instead of IR text\n"
     "  --no-opt         run functions as written, without the optimization pipeline\n"
     "                   (for debugging the passes; also TSL_NO_OPT=1)\n"
@@ -241,6 +244,26 @@ int dump_memplan(CompilationUnit& unit, SourcePtr source) {
   });
 }
 
+// --dump=kernels: the C++ of every compiled fusion kernel the run of FILE used, from
+// the line after the helpers they share (Note [Compiled fusion kernels]).
+int dump_kernels(CompilationUnit& unit, SourcePtr source) {
+  native_jit_options().mode = NativeJitOptions::Mode::Sync;
+  if (int status = run_quietly(unit, source); status != kExitOk) return status;
+  std::vector<NativeModuleInfo> modules = native_modules();
+  if (modules.empty()) {
+    std::cout << "# no compiled fusion kernels: no FusionGroup ran on "
+              << native_jit_options().min_elements << " elements or more\n";
+  }
+  for (const NativeModuleInfo& m : modules) {
+    std::cout << "# " << m.source_path << (m.ready ? "" : " (failed: " + m.error + ")") << "\n";
+    size_t at = m.source.find(fusion::kCompiledKernelMarker);
+    std::string_view body(m.source);
+    if (at != std::string::npos) body = body.substr(body.find('\n', at) + 1);
+    std::cout << body << "\n";
+  }
+  return kExitOk;
+}
+
 // `tsl --ir FILE.ir --passes=a,b`: parses every graph of the file, runs the passes on
 // each (verifying after each pass) and prints them as --dump=ir does.
 int run_ir_file(const Options& o) {
@@ -314,6 +337,7 @@ int run(const Options& o) {
   if (o.dump == "opt-grad") return dump_grad(unit, source, o.format == "dot", GraphView::Optimized);
   if (o.dump == "code") return dump_code(unit, source);
   if (o.dump == "memplan") return dump_memplan(unit, source);
+  if (o.dump == "kernels") return dump_kernels(unit, source);
   install_sigint_handler();
   if (!o.profile) return run_guarded([&] { unit.run_source(source, false); });
   Profiler profiler;
@@ -359,7 +383,7 @@ int run_command_line(const std::vector<std::string>& args) {
     } else if (a.starts_with("--dump=")) {
       o.dump = a.substr(7);
       if (o.dump != "ast" && o.dump != "ir" && o.dump != "opt" && o.dump != "grad" &&
-          o.dump != "opt-grad" && o.dump != "code" && o.dump != "memplan") {
+          o.dump != "opt-grad" && o.dump != "code" && o.dump != "memplan" && o.dump != "kernels") {
         std::cerr << "tsl: error: --dump takes ast, ir, opt, grad, opt-grad, code or memplan\n";
         return kExitCompileError;
       }

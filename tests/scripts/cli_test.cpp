@@ -128,6 +128,30 @@ TEST(CommandLine, ProfileSaysHowFusionGroupsRan) {
   fs::remove(p);
 }
 
+// --dump=kernels: the C++ generated for each FusionGroup that ran on 4096 elements or
+// more, one line per step with the op it computes; a program without one says so.
+TEST(CommandLine, DumpKernelsPrintsTheGeneratedCode) {
+  fs::path p = write_temp("kernels.tsl",
+                          "import torch\n"
+                          "def f(x: Tensor) -> Tensor:\n"
+                          "    return torch.tanh(x * 0.5) - x\n"
+                          "y = f(torch.ones(5000))\n");
+  Result r = tsl("--dump=kernels " + quote(p.string()));
+  fs::remove(p);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find(".cpp\n// T = float; P: a SIMD packet of T; inputs: x0 (tensor)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("= opaque(pmul(x0, c0));  // mul\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("= opaque(form_Tanh(r"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  // sub\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("redo_outside("), std::string::npos) << "the shared helpers are left out";
+  Result none = tsl("--dump=kernels -c " + quote("print(1)"));
+  EXPECT_EQ(none.status, 0) << none.err;
+  EXPECT_EQ(none.out,
+            "# no compiled fusion kernels: no FusionGroup ran on 4096 elements or more\n");
+}
+
 // --dump=memplan: each function's plan from the program's run, a table of its
 // intermediates and the arena map; --profile reports the planned arenas.
 constexpr const char* kPlanned =
