@@ -133,8 +133,9 @@ class NativeCompiler {
       } else {
         std::string base = o.cache_dir + "/kernels/" + key;
         m->source_path_ = base + ".cpp";
-        // A compiled object from an earlier session loads at once.
-        if (::access((base + ".so").c_str(), R_OK) == 0 && load(*m, base + ".so")) {
+        // A compiled object from an earlier session loads at once; one that does not
+        // load (a damaged file) is compiled again.
+        if (::access((base + ".so").c_str(), R_OK) == 0 && load(*m, base + ".so").empty()) {
           ++counters_.cache_hits;
         } else {
           queue_.emplace_back(m, base);
@@ -193,9 +194,10 @@ class NativeCompiler {
       std::string error = compile(*m, base);
       lock.lock();
       if (stop_) return;
-      if (error.empty() && load(*m, base + ".so")) {
+      if (error.empty()) error = load(*m, base + ".so");
+      if (error.empty()) {
         ++counters_.compiled;
-      } else if (m->state() == NativeModule::State::Pending) {
+      } else {
         fail(*m, error);
       }
       done_.notify_all();
@@ -261,26 +263,24 @@ class NativeCompiler {
     return "";
   }
 
-  // Loads a compiled object; false (and the module failed) when it cannot.
-  bool load(NativeModule& m, const std::string& path) {
+  // Loads a compiled object into `m`; an error message, or empty.
+  std::string load(NativeModule& m, const std::string& path) {
     // RTLD_LOCAL: every module defines the same symbol name.
     void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       const char* e = ::dlerror();
-      fail(m, std::string("cannot load ") + path + ": " + (e ? e : "?"));
-      return false;
+      return std::string("cannot load ") + path + ": " + (e ? e : "?");
     }
     void* sym = ::dlsym(h, m.symbol_name.c_str());
     if (!sym) {
-      fail(m, path + " has no symbol " + m.symbol_name);
       ::dlclose(h);
-      return false;
+      return path + " has no symbol " + m.symbol_name;
     }
     // Never closed: compiled kernels may run until the process ends.
     m.handle_ = h;
     m.symbol_.store(sym, std::memory_order_relaxed);
     m.state_.store(NativeModule::State::Ready, std::memory_order_release);
-    return true;
+    return "";
   }
 
   void fail(NativeModule& m, std::string error) {

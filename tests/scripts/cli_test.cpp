@@ -152,6 +152,36 @@ TEST(CommandLine, DumpKernelsPrintsTheGeneratedCode) {
             "# no compiled fusion kernels: no FusionGroup ran on 4096 elements or more\n");
 }
 
+// Compiled kernels stay in the cache folder for the next process; a damaged one is
+// compiled again.
+TEST(CommandLine, TheKernelCacheServesTheNextRunAndHealsDamage) {
+  fs::path p = write_temp("cache.tsl",
+                          "import torch\n"
+                          "def f(x: Tensor) -> Tensor:\n"
+                          "    return torch.sigmoid(x * 0.75) + x\n"
+                          "y = f(torch.ones(5000))\n"
+                          "print(y[0].item() > 1.0)\n");
+  fs::path cache = fs::temp_directory_path() / ("tsl_cli_cache_" + std::to_string(::getpid()));
+  std::string env = "TSL_FUSION_JIT=sync TSL_CACHE_DIR=" + quote(cache.string());
+  auto kernels = [](const Result& r) {
+    size_t at = r.err.find("; kernels ");
+    return at == std::string::npos ? r.err : r.err.substr(at + 10, r.err.find(" (", at) - at - 10);
+  };
+  Result first = tsl("--profile " + quote(p.string()), nullptr, env);
+  EXPECT_EQ(first.out, "True\n") << first.err;
+  EXPECT_EQ(kernels(first), "1 compiled, 0 loaded from the cache, 0 failed");
+  Result second = tsl("--profile " + quote(p.string()), nullptr, env);
+  EXPECT_EQ(kernels(second), "0 compiled, 1 loaded from the cache, 0 failed");
+  for (const auto& e : fs::directory_iterator(cache / "kernels")) {
+    if (e.path().extension() == ".so") std::ofstream(e.path(), std::ios::binary) << "damaged";
+  }
+  Result third = tsl("--profile " + quote(p.string()), nullptr, env);
+  EXPECT_EQ(third.out, "True\n") << third.err;
+  EXPECT_EQ(kernels(third), "1 compiled, 0 loaded from the cache, 0 failed");
+  fs::remove_all(cache);
+  fs::remove(p);
+}
+
 // --dump=memplan: each function's plan from the program's run, a table of its
 // intermediates and the arena map; --profile reports the planned arenas.
 constexpr const char* kPlanned =
