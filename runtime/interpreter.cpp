@@ -105,6 +105,7 @@ KernelFn prim_kernel(OpId op) {
     case OpId::unwrap_optional:
       return &unwrap_optional;
     case OpId::to_optional:
+    case OpId::AssumeDefined:
       return &identity;
     case OpId::dtype:
       return &tensor_dtype;
@@ -631,6 +632,13 @@ std::string op_text(const Instruction& inst) {
 // forward's ops in reverse.
 std::string note_text(const Instruction& inst) {
   const Node* n = inst.node;
+  // The test of a backward branched on its incoming gradient (Note [A backward for a
+  // defined gradient]); its GradOf blocks are inlined below it.
+  if (n->op() == OpId::AnyDefined && n->inputs().size() == 1 &&
+      n->input(0)->node()->is_param_node() && n->output()->uses().size() == 1 &&
+      n->output()->uses()[0].user->op() == OpId::If)
+    return "   # a defined incoming gradient: the backward, its GradOf blocks inlined; else "
+           "zero gradients";
   if (n->op() != OpId::GradOf || inst.fn == &undefined_tensor || !n->has_attr("op")) return "";
   std::string s = "   # grad of " + n->attr("op").to_str();
   if (n->has_attr("line")) s += " (line " + std::to_string(n->attr("line").to_int()) + ")";
@@ -948,9 +956,14 @@ Function::Function(std::string name, std::shared_ptr<Graph> graph)
     : name_(std::move(name)), graph_(std::move(graph)) {}
 
 std::shared_ptr<const Code> compile_gradient(const autodiff::Gradient& gradient) {
+  std::shared_ptr<Graph> df = gradient.df;
+  if (optimization_enabled()) {
+    size_t seeds = df->inputs().size() - gradient.num_captures;
+    if (auto branched = autodiff::branch_on_defined_seed(*df, seeds)) df = std::move(branched);
+  }
   return std::make_shared<const Code>(graph_to_compile(gradient.f, false),
-                                      graph_to_compile(gradient.df, false),
-                                      gradient.num_real_outputs, gradient.num_captures);
+                                      graph_to_compile(df, false), gradient.num_real_outputs,
+                                      gradient.num_captures);
 }
 
 const Code& Function::code() {

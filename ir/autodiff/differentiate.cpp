@@ -689,6 +689,44 @@ void hoist_metadata_queries(Graph& J, Node* first_backward, size_t num_primal) {
 
 }  // namespace
 
+std::shared_ptr<Graph> branch_on_defined_seed(const Graph& df, size_t num_seeds) {
+  if (num_seeds != 1 || df.inputs().empty() || !df.inputs()[0]->type()->is_tensor())
+    return nullptr;
+  const Value* seed = df.inputs()[0];
+  bool read_by_grad_of = false;
+  for (const Use& u : seed->uses()) read_by_grad_of |= u.user->op() == OpId::GradOf;
+  if (!read_by_grad_of) return nullptr;
+  auto g = std::make_shared<Graph>();
+  g->set_name(df.name());
+  std::vector<Value*> inputs;
+  for (const Value* in : df.inputs()) inputs.push_back(g->add_input(in->type(), in->debug_name()));
+  Node* test = g->create(OpId::AnyDefined, {inputs[0]}, 1);
+  test->output()->set_type(Type::bool_());
+  g->block()->append(test);
+  Node* branch = g->create(OpId::If, {test->output()}, 0);
+  g->block()->append(branch);
+  for (int defined = 1; defined >= 0; --defined) {
+    Block* b = branch->add_block();
+    Node* s = g->create(defined ? OpId::AssumeDefined : OpId::Undefined,
+                        defined ? std::vector<Value*>{inputs[0]} : std::vector<Value*>{}, 1);
+    s->output()->set_type(seed->type());
+    s->output()->set_debug_name(seed->debug_name());
+    b->append(s);
+    std::unordered_map<const Value*, Value*> map;
+    map[seed] = s->output();
+    for (size_t i = 1; i < inputs.size(); ++i) map[df.inputs()[i]] = inputs[i];
+    g->clone_block_into(df.block(), b, map);
+    for (const Value* r : df.outputs()) b->add_return(map.at(r));
+  }
+  for (const Value* r : df.outputs()) {
+    Value* out = branch->add_output();
+    out->set_type(r->type());
+    out->set_debug_name(r->debug_name());
+    g->add_output(out);
+  }
+  return g;
+}
+
 Gradient split(const JointGraph& joint) {
   if (joint.first_backward_node) {
     hoist_metadata_queries(*joint.graph, joint.first_backward_node,

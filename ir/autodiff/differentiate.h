@@ -64,6 +64,19 @@ struct Gradient {
 // Splits a joint graph built with seeds as inputs into f and df.
 Gradient split(const JointGraph& joint);
 
+// Note [A backward for a defined gradient]
+// A split backward's incoming gradients are graph inputs, so they may be undefined (a
+// zero gradient) and every GradOf block may be skipped: specialize-undefined keeps the
+// blocks, and fusion stops at each one. Eager backward() almost always hands in a
+// defined gradient. So for a backward with one incoming gradient, the graph that runs
+// is `If(AnyDefined(g))` with the backward twice: with g read through AssumeDefined
+// (certainly defined: the GradOf blocks inline and the backward fuses as the joint
+// graph of grad(f) does) and with g Undefined (the blocks are removed; the inputs'
+// AutogradZeros remain). Both give what the backward as written gives. Returns the
+// new graph, or null when it would change nothing (several incoming gradients, or no
+// GradOf reading it).
+std::shared_ptr<Graph> branch_on_defined_seed(const Graph& df, size_t num_seeds);
+
 // Removes nodes whose outputs are unused and that have no side effects, in every
 // block (autodiff's own cleanup; see also ir/passes).
 void remove_dead_nodes(Graph& g);

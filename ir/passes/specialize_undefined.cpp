@@ -60,6 +60,7 @@ class UndefinedSpecializer {
     if (n->is_param_node()) return false;  // graph inputs and block parameters
     switch (n->op()) {
       case OpId::ListConstruct:
+      case OpId::AssumeDefined:
         return true;
       case OpId::AutogradAdd:
       case OpId::AutogradZeros:

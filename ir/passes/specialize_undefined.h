@@ -24,7 +24,8 @@ namespace tsl {
 //                                            runs; fusion then sees across blocks)
 //
 // Certainly defined are: results of ordinary ops whose schema returns a Tensor (a
-// kernel never returns an undefined tensor, and none is handed one), new lists,
+// kernel never returns an undefined tensor, and none is handed one), `AssumeDefined`
+// (see Note [A backward for a defined gradient]), new lists,
 // AutogradAdd and AutogradZeros with a certainly defined operand, and the outputs of
 // a GradOf that certainly runs whose block returns a certainly defined value (before
 // the GradOf is inlined).

@@ -116,6 +116,43 @@ TEST(StagedCode, CloneRunsTheBackwardAgainAndAThirdRunIsAnInternalError) {
   EXPECT_THROW(fresh.run(forward_inputs()), InternalError);
 }
 
+// One incoming gradient: the backward that runs is branched on it (Note [A backward
+// for a defined gradient]). Defined, it gives the split backward's results with its
+// GradOf blocks inlined and fused; undefined, the split backward's zeros.
+TEST(StagedCode, OneIncomingGradientBranchesOnWhetherItIsDefined) {
+  std::unique_ptr<Graph> forward = parse_graph(R"IR(
+graph f(%x : Tensor, %y : Tensor):
+  %one : int = Constant[value=1]()
+  %t : Tensor = tanh(%x)
+  %p : Tensor = mul(%t, %y)
+  %q : Tensor = sub(%p, %x, %one)
+  return (%q)
+)IR");
+  autodiff::Gradient g = autodiff::split(autodiff::build_joint(*forward, {0, 1}, {}));
+  std::shared_ptr<Graph> branched = autodiff::branch_on_defined_seed(*g.df, 1);
+  ASSERT_NE(branched, nullptr);
+  verify(*branched);
+  std::string text = print_graph(*branched);
+  EXPECT_NE(text.find("= AnyDefined(%"), std::string::npos) << text;
+  EXPECT_NE(text.find("= AssumeDefined(%"), std::string::npos) << text;
+  std::shared_ptr<const Code> code = compile_gradient(g);  // branched and optimized
+  Function f("f", g.f), df("df", g.df);                    // as split, unoptimized branches
+  std::vector<IValue> in = forward_inputs();
+  std::vector<IValue> f_out = f.run(in);
+  for (bool defined : {true, false}) {
+    IValue seed = defined ? IValue(vec({1.f, -2.f, 0.5f})) : IValue(Tensor());
+    std::vector<IValue> want = df.run(with_captures({seed}, f_out, g.num_real_outputs));
+    InterpreterState state(*code);
+    state.run_stage(in);
+    std::vector<IValue> got = state.run_stage({seed});
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(values(got[i]), values(want[i])) << "defined " << defined << " output " << i;
+  }
+  // Several incoming gradients, or none read by a GradOf: nothing to branch on.
+  EXPECT_EQ(autodiff::branch_on_defined_seed(*gradient_of(kForward).df, 2), nullptr);
+}
+
 // The distinct storages of the tensors in `vs` that are not in `exclude`.
 size_t distinct_bytes(const std::vector<IValue>& vs, const std::vector<Tensor>& exclude) {
   std::set<const StorageImpl*> seen;

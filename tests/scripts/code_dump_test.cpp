@@ -83,13 +83,19 @@ TEST(DumpCode, ShowsRegistersFreesAndTheTwoStagesOfTheGradient) {
                        "the captures\n"
                        "  inputs: r4(%0)\n"
                        "  captures: r3(%3), r1(%w), r0(%x)\n"
-                       "  2: r5 = AnyDefined(r4(%0))   # grad of relu (line 4)\n"))
+                       "  2: r5(%4) = AnyDefined(r4(%0))   # a defined incoming gradient: the "
+                       "backward, its GradOf blocks inlined; else zero gradients\n"
+                       "  3: if not r5(%4) goto 13\n"
+                       "  4: r6(%7) = AssumeDefined(r4(%0))\n"))
       << out;
-  // Stage 1 reads the captures from the same registers and frees each at its last use.
+  // Stage 1 reads the captures from the same registers and frees each at its last use;
+  // relu's gradient is fused, mm's runs on the transposed operands.
+  EXPECT_TRUE(contains(out, " = FusionGroup(r3(%3), r6(%7), r8)   ; free r6(%7)\n")) << out;
   EXPECT_TRUE(contains(out, " = t(r1(%w))\n")) << out;
-  EXPECT_TRUE(contains(out, "  8: free r4(%0), r3(%3)\n")) << out;
-  EXPECT_TRUE(contains(out, "   # grad of mm (line 4)\n")) << out;
-  EXPECT_TRUE(contains(out, "; free r15(%dw), r1(%w)\n  return r16(%dx), r17(%dw)\n")) << out;
+  EXPECT_TRUE(contains(out, "  19: free r5(%4), r4(%0), r3(%3), r1(%w), r0(%x)\n")) << out;
+  EXPECT_TRUE(contains(out, "  return r13(%dx), r14(%dw)\n")) << out;
+  // Without a gradient, zero gradients shaped like the inputs.
+  EXPECT_TRUE(contains(out, " = AutogradZeros(r15(%dx), r0(%x))   ; free r15(%dx)\n")) << out;
   // A function without a float Tensor parameter has no gradient Code.
   EXPECT_TRUE(contains(out, "code count: "));
   EXPECT_TRUE(contains(out, "# count: no gradient Code (it needs a float Tensor parameter)\n"))
