@@ -332,10 +332,15 @@ std::string compiled_kernel_source(const FusedGroup& g, DType dtype,
   return Generator(g, dtype, inputs).source();
 }
 
+bool may_use_compiled_kernel(int64_t n) {
+  const NativeJitOptions& opt = native_jit_options();
+  return opt.mode != NativeJitOptions::Mode::Off && n >= opt.min_elements;
+}
+
 CompiledKernelFn compiled_kernel(const FusedGroup& g, DType dtype,
                                  std::span<const CompiledInput> inputs, int64_t n) {
   const NativeJitOptions& opt = native_jit_options();
-  if (opt.mode == NativeJitOptions::Mode::Off || n < opt.min_elements) return nullptr;
+  if (!may_use_compiled_kernel(n)) return nullptr;
   std::shared_ptr<NativeModule> module;
   {
     std::lock_guard<std::mutex> lock(g.compiled_mu);

@@ -28,6 +28,10 @@ inline constexpr const char* kCompiledKernelSymbol = "tsl_fused_kernel";
 // The line between the helpers every kernel shares and the group's own code.
 inline constexpr const char* kCompiledKernelMarker = "// ---- The group's kernel ----";
 
+// Whether a run of `n` elements may use a compiled kernel at all (the mode is not off,
+// and the run is large enough): checked first, as planning a small run must stay cheap.
+bool may_use_compiled_kernel(int64_t n);
+
 // The compiled kernel for a run of `n` elements, or null while there is none: asks for
 // its compilation when the group is hot (see NativeJitOptions), and waits for it in
 // the Sync mode.

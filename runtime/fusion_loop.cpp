@@ -435,51 +435,22 @@ class ChunkRunner {
   // boundary and after the last whole packet; chunks that start at the same
   // boundaries make the fused loop take the same path for every element, and give
   // the same bits.
-  void run(int64_t begin, int64_t end) const {
+  //
+  // With a compiled kernel `fn`, the kernel computes the whole packets of each chunk
+  // and the chunk loop only those elements (its scalar path); gathered inputs are
+  // gathered per chunk as for the chunk loop, and bool outputs are written as 0 or 1
+  // into a buffer, then stored as bools.
+  void run(int64_t begin, int64_t end, CompiledKernelFn fn = nullptr,
+           const T* scalars = nullptr) const {
     constexpr int64_t kPacket = 64 / static_cast<int64_t>(sizeof(T));
     alignas(64) T buffers[kMaxRegisters][kChunk];
     T* regs[kMaxRegisters];
     for (uint32_t i = 0; i < kMaxRegisters; ++i) regs[i] = buffers[i];
-    int64_t first = std::min(end, (begin + kPacket - 1) / kPacket * kPacket);
-    if (first > begin) run_chunk(regs, begin, first - begin);
-    for (int64_t c = first; c < end; c += kChunk) run_chunk(regs, c, std::min(kChunk, end - c));
-  }
-
-  // The same with a compiled kernel for the whole packets of each chunk: the elements
-  // before the first 64-byte boundary and after the last whole packet take the chunk
-  // loop, which gives them Eigen's scalar path as the unfused kernel does. Gathered
-  // inputs are gathered per chunk as for the chunk loop, and bool outputs are written
-  // as 0 or 1 into a buffer, then stored as bools.
-  void run_compiled(CompiledKernelFn fn, const T* scalars, int64_t begin, int64_t end) const {
-    constexpr int64_t kPacket = 64 / static_cast<int64_t>(sizeof(T));
-    alignas(64) T buffers[kMaxRegisters][kChunk];
-    T* regs[kMaxRegisters];
-    for (uint32_t i = 0; i < kMaxRegisters; ++i) regs[i] = buffers[i];
-    const void* in[64];
-    void* out[64];
     int64_t first = std::min(end, (begin + kPacket - 1) / kPacket * kPacket);
     if (first > begin) run_chunk(regs, begin, first - begin);
     for (int64_t c = first; c < end; c += kChunk) {
-      int64_t m = std::min(kChunk, end - c), whole = m / kPacket * kPacket;
-      if (whole > 0) {
-        gather(buffers, c, whole);
-        for (uint32_t k = 0; k < g_.num_inputs; ++k) {
-          const InputPlan<T>& ip = p_.inputs[k];
-          in[k] = ip.mode == InputMode::Direct     ? ip.ptr + c
-                  : ip.mode == InputMode::Gathered ? buffers[p_.gathers[ip.gather].reg]
-                                                   : nullptr;
-        }
-        // A bool output's buffer: its program register's, which the kernel leaves alone.
-        for (size_t k = 0; k < outs_.size(); ++k) {
-          out[k] = !outs_[k]                ? nullptr
-                   : (p_.out_bool >> k & 1) ? static_cast<void*>(buffers[g_.return_regs[k]])
-                                            : static_cast<T*>(outs_[k]) + c;
-        }
-        fn(in, scalars, out, 0, whole);
-        for (size_t k = 0; k < outs_.size(); ++k) {
-          if (outs_[k] && (p_.out_bool >> k & 1)) store(k, buffers[g_.return_regs[k]], c, whole);
-        }
-      }
+      int64_t m = std::min(kChunk, end - c), whole = fn ? m / kPacket * kPacket : 0;
+      if (whole > 0) run_kernel(fn, scalars, buffers, c, whole);
       if (m > whole) run_chunk(regs, c + whole, m - whole);
     }
   }
@@ -492,6 +463,30 @@ class ChunkRunner {
     for (size_t i = 0; i < g_.steps.size(); ++i) step(i, regs, c, m);
     for (size_t k = 0; k < outs_.size(); ++k) {
       if (outs_[k] && !(direct_outputs_ >> k & 1)) store(k, regs[g_.return_regs[k]], c, m);
+    }
+  }
+
+  // The compiled kernel over elements [c, c + m) of one chunk, m whole packets.
+  void run_kernel(CompiledKernelFn fn, const T* scalars, T (*buffers)[kChunk], int64_t c,
+                  int64_t m) const {
+    const void* in[64];
+    void* out[64];
+    gather(buffers, c, m);
+    for (uint32_t k = 0; k < g_.num_inputs; ++k) {
+      const InputPlan<T>& ip = p_.inputs[k];
+      in[k] = ip.mode == InputMode::Direct     ? ip.ptr + c
+              : ip.mode == InputMode::Gathered ? buffers[p_.gathers[ip.gather].reg]
+                                               : nullptr;
+    }
+    // A bool output's buffer: its program register's, which the kernel leaves alone.
+    for (size_t k = 0; k < outs_.size(); ++k) {
+      out[k] = !outs_[k]                ? nullptr
+               : (p_.out_bool >> k & 1) ? static_cast<void*>(buffers[g_.return_regs[k]])
+                                        : static_cast<T*>(outs_[k]) + c;
+    }
+    fn(in, scalars, out, 0, m);
+    for (size_t k = 0; k < outs_.size(); ++k) {
+      if (outs_[k] && (p_.out_bool >> k & 1)) store(k, buffers[g_.return_regs[k]], c, m);
     }
   }
 
@@ -674,6 +669,7 @@ class ChunkRunner {
 // the others in place. Fills the plan's scalar arguments of the kernel.
 template <typename T>
 CompiledKernelFn compiled_kernel_for(const FusedGroup& g, RunPlan<T>& p) {
+  if (!may_use_compiled_kernel(p.n)) return nullptr;
   // `x + alpha * y` with alpha other than 1: whether it contracts into an FMA differs
   // between builds (sanitizers, optimization levels), so only the chunk loop's own
   // build of it gives the unfused kernel's bits.
@@ -739,20 +735,13 @@ bool run_typed(const FusedGroup& g, KernelArgs& args, DType dtype, DimVector sha
     p.out_ptrs.push_back(p.outs.back().impl()->data());
   }
   ChunkRunner<T> runner(g, p, p.out_ptrs);
-  if (CompiledKernelFn fn = compiled_kernel_for(g, p)) {
-    g_compiled_runs.fetch_add(1, std::memory_order_relaxed);
-    auto body = [&](int64_t b, int64_t e) {
-      runner.run_compiled(fn, p.compiled_scalars.data(), b, e);
-    };
-    if (p.n < 2 * kParallelGrain) {
-      body(0, p.n);
-    } else {
-      parallel_for(p.n, kParallelGrain, body);
-    }
-  } else if (p.n < 2 * kParallelGrain) {
-    runner.run(0, p.n);
+  CompiledKernelFn fn = compiled_kernel_for(g, p);
+  if (fn) g_compiled_runs.fetch_add(1, std::memory_order_relaxed);
+  const T* scalars = p.compiled_scalars.data();
+  if (p.n < 2 * kParallelGrain) {
+    runner.run(0, p.n, fn, scalars);
   } else {
-    parallel_for(p.n, kParallelGrain, [&](int64_t b, int64_t e) { runner.run(b, e); });
+    parallel_for(p.n, kParallelGrain, [&](int64_t b, int64_t e) { runner.run(b, e, fn, scalars); });
   }
   for (uint32_t k = 0; k < args.num_outputs(); ++k) {
     if (g.is_dtype_output(k)) {
