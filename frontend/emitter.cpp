@@ -79,13 +79,6 @@ std::vector<std::string> unique_names(const std::vector<std::string>& names) {
   return out;
 }
 
-// Which exits a statement may take: return anywhere inside; break/continue that
-// leave the innermost enclosing loop (not those of loops nested in it).
-struct Exits {
-  bool ret = false, brk = false, cont = false;
-  bool any() const { return ret || brk || cont; }
-};
-
 Exits exits_of(const ast::Body& body, bool in_nested_loop);
 
 Exits exits_of(const ast::Stmt& s, bool in_nested_loop) {
@@ -745,38 +738,43 @@ bool Emitter::emit_if(const ast::If& s, const ast::Body& body, size_t rest) {
       [&] {
         refine(true);
         bool exits = emit_stmts(s.body);
-        if (rest_in_then && !exits) exits = emit_stmts(body, rest);
+        if (rest_in_then && !exits) exits = emit_rest(exits_of(s.body, false), body, rest, s.range);
         return exits;
       },
       [&] {
         refine(false);
         bool exits = emit_stmts(s.orelse);
-        if (rest_in_else && !exits) exits = emit_stmts(body, rest);
+        if (rest_in_else && !exits)
+          exits = emit_rest(exits_of(s.orelse, false), body, rest, s.range);
         return exits;
       },
       &then_exits, &else_exits);
   if (!has_rest || rest_in_then || rest_in_else || (then_exits && else_exits)) {
     return then_exits && else_exits;
   }
-  Exits may = exits_of(s, false);
-  if (may.any()) {
-    // Some exit may have been taken inside: run the rest only if none was.
-    std::vector<const char*> flags;
-    if (may.ret && lookup_local(kReturned)) flags.push_back(kReturned);
-    if (may.brk && lookup_local(kBroke)) flags.push_back(kBroke);
-    if (may.cont && lookup_local(kContinued)) flags.push_back(kContinued);
-    std::function<bool(size_t)> guarded = [&](size_t k) -> bool {
-      if (k == flags.size()) return emit_stmts(body, rest);
-      Value* flag = read_variable(flags[k], s.range);
-      Value* go_on = graph_.insert_op(OpId::not_bool, {flag}, Type::bool_(), s.range);
-      bool rest_exits = false;
-      emit_branches(
-          go_on, s.range, [&] { return guarded(k + 1); }, [] { return false; }, &rest_exits);
-      return rest_exits;
-    };
-    return guarded(0);
-  }
-  return emit_stmts(body, rest);
+  return emit_rest(exits_of(s, false), body, rest, s.range);
+}
+
+// The statements after one that may have left through return, break or continue (the
+// exits `may` lists) run only if none was taken: each flag that may be set guards them.
+// This holds wherever the rest is emitted, after the statement or moved into one of
+// its branches (an `elif` whose own branch returns, say).
+bool Emitter::emit_rest(const Exits& may, const ast::Body& body, size_t rest,
+                        const SourceRange& range) {
+  std::vector<const char*> flags;
+  if (may.ret && lookup_local(kReturned)) flags.push_back(kReturned);
+  if (may.brk && lookup_local(kBroke)) flags.push_back(kBroke);
+  if (may.cont && lookup_local(kContinued)) flags.push_back(kContinued);
+  std::function<bool(size_t)> guarded = [&](size_t k) -> bool {
+    if (k == flags.size()) return emit_stmts(body, rest);
+    Value* flag = read_variable(flags[k], range);
+    Value* go_on = graph_.insert_op(OpId::not_bool, {flag}, Type::bool_(), range);
+    bool rest_exits = false;
+    emit_branches(
+        go_on, range, [&] { return guarded(k + 1); }, [] { return false; }, &rest_exits);
+    return rest_exits;
+  };
+  return guarded(0);
 }
 
 // ---- Loops -----------------------------------------------------------------------------------

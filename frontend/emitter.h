@@ -29,6 +29,13 @@ namespace tsl {
 // the loop are loop-carried; variables assigned in a branch become outputs of the If
 // when both paths define them. The flags cost nothing when no statement needs them.
 
+// Which exits a statement may take: return anywhere inside; break/continue that
+// leave the innermost enclosing loop (not those of loops nested in it).
+struct Exits {
+  bool ret = false, brk = false, cont = false;
+  bool any() const { return ret || brk || cont; }
+};
+
 struct Binding {
   Value* value;
   SourceRange range;  // where it was assigned
@@ -93,6 +100,7 @@ class Emitter {
   void assign_target(const ast::Expr& target, Value* v, const SourceRange& range,
                      const TypePtr& declared = nullptr);
   bool emit_if(const ast::If& s, const ast::Body& body, size_t rest);
+  bool emit_rest(const Exits& may, const ast::Body& body, size_t rest, const SourceRange& range);
   void emit_while(const ast::While& s);
   void emit_for(const ast::For& s);
   void emit_return(const ast::Return& s);
