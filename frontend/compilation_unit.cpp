@@ -713,7 +713,12 @@ std::shared_ptr<Graph> CompilationUnit::hessian_graph(const Graph& forward,
       map[j.inputs()[p]] = v;
     }
     std::vector<Value*> outs = g.clone_block_into(j.block(), body, map);
-    g.insert(g.create(OpId::append_list, {list->output(), outs.at(jvp.num_forward_outputs)}, 0));
+    // Each column flat, so that the columns form an n x n matrix whatever x's rank.
+    Value* column = op(OpId::flatten,
+                       {outs.at(jvp.num_forward_outputs), k(IValue(int64_t{0}), Type::int_()),
+                        k(IValue(int64_t{-1}), Type::int_())},
+                       Type::tensor());
+    g.insert(g.create(OpId::append_list, {list->output(), column}, 0));
     body->add_return(k(IValue(true), Type::bool_()));
   }
   Value* columns =

@@ -239,6 +239,12 @@ MatchedOp emit_plan(Graph& graph, const FunctionSchema& s, const Plan& plan,
 
 }  // namespace
 
+// A `[]` written in place: an empty ListConstruct nothing else reads yet.
+bool is_empty_list_literal(const Value* v) {
+  return v && v->node() && v->node()->op() == OpId::ListConstruct && v->node()->inputs().empty() &&
+         v->uses().empty();
+}
+
 TypePtr substitute_var(const TypePtr& t, const TypePtr& var) {
   switch (t->kind()) {
     case TypeKind::Var:
@@ -287,6 +293,10 @@ Conversion conversion_for(const TypePtr& actual, const TypePtr& formal, TypePtr&
       return Conversion::Reject;
     case TypeKind::List: {
       const TypePtr& elem = formal->element();
+      if (actual->kind() == TypeKind::List && elem->kind() != TypeKind::Var &&
+          is_empty_list_literal(value) && !actual->element()->equals(*elem)) {
+        return Conversion::RetypeEmptyList;
+      }
       if (actual->kind() == TypeKind::List) {
         if (elem->kind() == TypeKind::Var) {
           if (!var) var = actual->element();
@@ -319,6 +329,11 @@ Value* apply_conversion(Graph& graph, Value* v, Conversion c, const TypePtr& for
       return v;
     case Conversion::IntToFloat:
       return graph.insert_op(OpId::Float_int, {v}, Type::float_(), range);
+    case Conversion::RetypeEmptyList: {
+      Node* n = graph.insert(graph.create(OpId::ListConstruct, {}, 1));
+      n->set_range(range);
+      return n->output()->set_type(formal);
+    }
     case Conversion::IntToList: {
       std::vector<Value*> elements(static_cast<size_t>(std::max(copies, 1)), v);
       Node* n = graph.insert(graph.create(OpId::ListConstruct, elements, 1));

@@ -38,7 +38,18 @@ MatchedOp match_and_emit(Graph& graph, const std::vector<OpId>& candidates,
 // functions too.
 // UnwrapGrad: a Tensor's `.grad` (Optional[Tensor]) given where a Tensor is expected,
 // as eager code writes `w.sub_(lr * w.grad)`; None is a runtime error there.
-enum class Conversion { None, IntToFloat, IntToList, TupleToList, StrToDevice, UnwrapGrad, Reject };
+// RetypeEmptyList: a `[]` literal written as an argument takes the parameter's list type
+// (`zeros([])`, `x.view([])`), as TorchScript types an empty list from its context.
+enum class Conversion {
+  None,
+  IntToFloat,
+  IntToList,
+  TupleToList,
+  StrToDevice,
+  UnwrapGrad,
+  RetypeEmptyList,
+  Reject
+};
 // Whether `v` is a read of `x.grad`, which converts to Tensor implicitly.
 bool is_grad_read(const Value* v);
 // `v` unwrapped when it is a read of `x.grad` (runtime error when None), else `v`.

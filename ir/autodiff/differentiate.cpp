@@ -580,12 +580,13 @@ JointGraph build_joint(const Graph& forward, const std::vector<size_t>& wrt,
         compile_error({}, "cannot differentiate with respect to a parameter of type " +
                               in->type()->str() + " (only Tensor parameters have gradients)");
       }
-      // No path from this input: its gradient is zeros, as functorch gives.
-      Value* zeros = g.insert_op(OpId::AutogradZeros,
-                                 {gi ? gi : g.insert_op(OpId::Undefined, {}, Type::tensor()), in},
-                                 Type::tensor());
-      if (!in->debug_name().empty()) zeros->set_debug_name("d" + in->debug_name());
-      g.add_output(zeros);
+      if (!gi) gi = g.insert_op(OpId::Undefined, {}, Type::tensor());
+      // No path from this input (or none taken at run time): zeros, as functorch gives.
+      if (options.zeros_for_unreached_inputs)
+        gi = g.insert_op(OpId::AutogradZeros, {gi, in}, Type::tensor());
+      if (!in->debug_name().empty() && gi->debug_name().empty())
+        gi->set_debug_name("d" + in->debug_name());
+      g.add_output(gi);
     }
   }
   std::unordered_set<const Node*> backward;
@@ -645,7 +646,7 @@ void collect_uses(const Block* b, std::vector<const Value*>& out) {
 // the backward asked them itself, the forward would have to keep the whole tensor for
 // it (for `a - b`, both operands: 16 MiB each for 4M floats), where PyTorch's autograd
 // saves the sizes alone. So `size(v)` and `dtype(v)` of a top-level forward value move
-// to the end of the forward, and the backward captures the list or the dtype instead
+// to the end of the forward (not of an If's or Loop's output, which may be undefined), and the backward captures the list or the dtype instead
 // of v. In-place ops change neither, so asking early gives the same answer.
 void hoist_metadata_queries(Graph& J, Node* first_backward, size_t num_primal) {
   std::unordered_set<const Node*> forward;
@@ -653,8 +654,12 @@ void hoist_metadata_queries(Graph& J, Node* first_backward, size_t num_primal) {
     if (n == first_backward) break;
     forward.insert(n);
   }
+  // An output of an If or a Loop may be Uninitialized on the paths that never read it
+  // (a value of the branch not taken): asking its size early, outside the block of
+  // the backward that reads it, would ask an undefined tensor. Those stay in place.
   auto is_top_level_forward = [&](const Value* v) {
     if (v->node() == J.block()->param_node()) return v->offset() < num_primal;
+    if (v->node()->op() == OpId::If || v->node()->op() == OpId::Loop) return false;
     return forward.count(v->node()) > 0;
   };
   // The backward's queries of such values, in its blocks too.

@@ -47,6 +47,10 @@ struct JointOptions {
   bool seed_with_ones = false;
   // For error messages: the function's name ("loss").
   std::string function_name;
+  // An input no gradient reaches gets zeros, as functorch's transforms return. The
+  // eager tape turns this off: there such a gradient stays undefined, so the input's
+  // `.grad` stays None, as PyTorch's autograd leaves it.
+  bool zeros_for_unreached_inputs = true;
 };
 
 // The forward graph followed by its backward for the inputs in `wrt`.

@@ -318,6 +318,7 @@ std::shared_ptr<CompiledGradient> compile(std::shared_ptr<Graph> g, const std::v
                                           std::string name, const std::string& function_name) {
   autodiff::JointOptions options;
   options.function_name = function_name;
+  options.zeros_for_unreached_inputs = false;
   autodiff::JointGraph joint = autodiff::build_joint(*g, wrt, options);
   autodiff::Gradient gradient = autodiff::split(joint);
   gradient.f->set_name(name + ".forward");
@@ -336,6 +337,13 @@ std::shared_ptr<CompiledGradient> compile(std::shared_ptr<Graph> g, const std::v
   return c;
 }
 
+bool is_input(const TensorImpl* t, const FlatInputs& flat) {
+  for (const IValue& v : flat.values) {
+    if (v.is_tensor() && v.tensor_impl() == t) return true;
+  }
+  return false;
+}
+
 // A tensor that can take history: a fresh header when `t` is an input's or already
 // belongs to a graph (an op that returned its input unchanged).
 // A result the node also saves gets its own header too: the saved one must not point
@@ -351,9 +359,13 @@ Tensor fresh_output(const Tensor& t, const FlatInputs& flat,
 }
 
 // Runs the forward, makes the node, and returns the real outputs with history.
+// A call (`inputs_pass_through`) returns an input it returned unchanged as that input,
+// history and all, as a Python function returning its argument gives the very same
+// tensor (`f(x) is x`). An op's result always gets the node (`x.view(x.shape)` is a
+// new tensor with ViewBackward0 in PyTorch too).
 std::vector<IValue> run_recorded(const CompiledGradient& g,
                                  std::shared_ptr<const CompiledGradient> keep, FlatInputs& flat,
-                                 const SourceRange& range) {
+                                 const SourceRange& range, bool inputs_pass_through) {
   InterpreterState state(*g.code);
   std::vector<IValue> outs = state.run_stage(flat.values);
   std::vector<const TensorImpl*> saved;
@@ -369,6 +381,7 @@ std::vector<IValue> run_recorded(const CompiledGradient& g,
   for (size_t k = 0; k < g.seeded.size(); ++k) {
     IValue& out = outs[g.seeded[k]];
     if (!out.is_tensor() || !out.tensor_impl()) continue;
+    if (inputs_pass_through && is_input(out.tensor_impl(), flat)) continue;
     Tensor t = fresh_output(out.to_tensor(), flat, saved);
     set_history(t, node, static_cast<uint32_t>(k));
     out = IValue(std::move(t));
@@ -469,7 +482,7 @@ void record_op(const tsl::Node& node, EagerSite& site, KernelArgs& args) {
     site.store(flat.key, compiled);
     g = compiled;
   }
-  std::vector<IValue> outs = run_recorded(*g, g, flat, node.range());
+  std::vector<IValue> outs = run_recorded(*g, g, flat, node.range(), false);
   write_outputs(node.outputs(), outs, args);
 }
 
@@ -497,7 +510,7 @@ void record_call(Function& callee, const tsl::Node& call, EagerSite& site, Kerne
     site.store(flat.key, compiled);
     g = compiled;
   }
-  std::vector<IValue> outs = run_recorded(*g, g, flat, call.range());
+  std::vector<IValue> outs = run_recorded(*g, g, flat, call.range(), true);
   write_outputs(source.outputs(), outs, args);
 }
 
