@@ -878,11 +878,10 @@ Value* Emitter::emit_boolop(const ast::BoolOp& b) {
   Block* evaluate = b.op == ast::BoolOpKind::And ? t : e;
   Block* shortcut = b.op == ast::BoolOpKind::And ? e : t;
   {
+    // `x is not None and f(x)`: the right operand sees what the left one refines.
+    Value* rhs = emit_refined(*b.rhs, evaluate, refinements_of(*b.lhs),
+                              b.op == ast::BoolOpKind::And, b.lhs->range);
     InsertPointGuard g(graph_, evaluate);
-    Block* saved = block_;
-    block_ = evaluate;
-    Value* rhs = emit_expr(*b.rhs);
-    block_ = saved;
     if (rhs->type()->kind() != TypeKind::Bool) {
       compile_error(b.rhs->range,
                     std::string("'") + name + "' takes bool operands, not " + rhs->type()->str() +
@@ -903,16 +902,9 @@ Value* Emitter::emit_ifexp(const ast::IfExp& e) {
   n->set_range(e.range);
   Block* t = n->add_block();
   Block* f = n->add_block();
-  Value* tv;
-  Value* fv;
-  {
-    InsertPointGuard g(graph_, t);
-    tv = emit_expr(*e.then_expr);
-  }
-  {
-    InsertPointGuard g(graph_, f);
-    fv = emit_expr(*e.else_expr);
-  }
+  std::vector<Refinement> refinements = refinements_of(*e.cond);
+  Value* tv = emit_refined(*e.then_expr, t, refinements, true, e.cond->range);
+  Value* fv = emit_refined(*e.else_expr, f, refinements, false, e.cond->range);
   TypePtr type = unify_types(tv->type(), fv->type());
   if (!type && tv->type()->is_number() && fv->type()->is_number()) type = Type::float_();
   if (!type) {

@@ -188,10 +188,10 @@ std::string line_of(const SourceRange& r) {
 
 Binding* Scope::find(const std::string& name) {
   for (Scope* s = this; s != nullptr; s = s->parent_) {
-    auto it = s->vars_.find(name);
-    if (it != s->vars_.end()) return &it->second;
     auto r = s->refined_.find(name);
     if (r != s->refined_.end()) return &r->second;
+    auto it = s->vars_.find(name);
+    if (it != s->vars_.end()) return &it->second;
   }
   return nullptr;
 }
@@ -682,8 +682,45 @@ Node* Emitter::emit_branches(Value* cond, const SourceRange& range,
 bool Emitter::emit_if(const ast::If& s, const ast::Body& body, size_t rest) {
   Value* cond = to_bool(emit_expr(*s.cond), s.cond->range, "an 'if' condition");
 
-  // `x is None` / `x is not None` on an Optional variable refines x in the branches.
-  std::vector<std::pair<std::string, bool>> refinements;  // (name, refined in then-branch)
+  std::vector<Refinement> refinements = refinements_of(*s.cond);
+
+  // Where the rest of the block goes: into the branch that does not always exit
+  // when the other one does (statically known), else after the If.
+  bool has_rest = rest < body.size();
+  bool then_always = always_exits(s.body), else_always = always_exits(s.orelse);
+  bool rest_in_then = has_rest && else_always && !then_always;
+  bool rest_in_else = has_rest && then_always && !else_always;
+  bool then_exits = false, else_exits = false;
+  emit_branches(
+      cond, s.range,
+      [&] {
+        refine(refinements, true, s.cond->range);
+        bool exits = emit_stmts(s.body);
+        if (rest_in_then && !exits) exits = emit_rest(exits_of(s.body, false), body, rest, s.range);
+        return exits;
+      },
+      [&] {
+        refine(refinements, false, s.cond->range);
+        bool exits = emit_stmts(s.orelse);
+        if (rest_in_else && !exits)
+          exits = emit_rest(exits_of(s.orelse, false), body, rest, s.range);
+        return exits;
+      },
+      &then_exits, &else_exits);
+  if (!has_rest || rest_in_then || rest_in_else || (then_exits && else_exits)) {
+    return then_exits && else_exits;
+  }
+  return emit_rest(exits_of(s, false), body, rest, s.range);
+}
+
+// ---- Optional refinement -------------------------------------------------------------------
+
+// The Optional names a condition refines, as TorchScript reads them: `x is not None`
+// (or `x != None`) refines x where it holds, `x is None` where it fails; `a and b`
+// refines what both refine where it holds, `a or b` what both refine where it fails,
+// and `not c` swaps the sides.
+std::vector<Refinement> Emitter::refinements_of(const ast::Expr& cond) {
+  std::vector<Refinement> out;
   std::function<void(const ast::Expr&, bool)> collect = [&](const ast::Expr& e, bool positive) {
     if (e.kind == ast::ExprKind::BoolOp) {
       const auto& b = ast::as<ast::BoolOp>(e);
@@ -706,53 +743,43 @@ bool Emitter::emit_if(const ast::If& s, const ast::Body& body, size_t rest) {
     bool is_not = c.ops[0] == ast::CmpOp::IsNot || c.ops[0] == ast::CmpOp::Ne;
     bool is = c.ops[0] == ast::CmpOp::Is || c.ops[0] == ast::CmpOp::Eq;
     if (!is && !is_not) return;
-    refinements.emplace_back(ast::as<ast::Name>(*c.operands[0]).id, is_not == positive);
+    out.push_back({ast::as<ast::Name>(*c.operands[0]).id, is_not == positive});
   };
-  collect(*s.cond, true);
-  auto refine = [&](bool then_side) {
-    for (const auto& [name, in_then] : refinements) {
-      if (in_then != then_side) continue;
-      Binding* b = lookup_local(name);
-      Value* v = b ? b->value : nullptr;
-      if (!v && unit_.find_global(name) && !(mode_ == Mode::Function && locals_.count(name))) {
-        v = read_variable(name, s.cond->range);
-      }
-      if (!v || v->type()->kind() != TypeKind::Optional) continue;
-      Value* u = graph_.insert_op(OpId::unwrap_optional, {v}, v->type()->element(), s.cond->range);
-      u->set_debug_name(name);
-      // A refinement, not an assignment: the merge ignores it unless the branch
-      // reassigns the name.
-      scope_->refine(name, {u, b ? b->range : s.cond->range});
-    }
-  };
+  collect(cond, true);
+  return out;
+}
 
-  // Where the rest of the block goes: into the branch that does not always exit
-  // when the other one does (statically known), else after the If.
-  bool has_rest = rest < body.size();
-  bool then_always = always_exits(s.body), else_always = always_exits(s.orelse);
-  bool rest_in_then = has_rest && else_always && !then_always;
-  bool rest_in_else = has_rest && then_always && !else_always;
-  bool then_exits = false, else_exits = false;
-  emit_branches(
-      cond, s.range,
-      [&] {
-        refine(true);
-        bool exits = emit_stmts(s.body);
-        if (rest_in_then && !exits) exits = emit_rest(exits_of(s.body, false), body, rest, s.range);
-        return exits;
-      },
-      [&] {
-        refine(false);
-        bool exits = emit_stmts(s.orelse);
-        if (rest_in_else && !exits)
-          exits = emit_rest(exits_of(s.orelse, false), body, rest, s.range);
-        return exits;
-      },
-      &then_exits, &else_exits);
-  if (!has_rest || rest_in_then || rest_in_else || (then_exits && else_exits)) {
-    return then_exits && else_exits;
+// Refines, in the current scope, the names that `refinements` refines where the
+// condition `holds` (true) or fails (false): each reads as its unwrapped value.
+void Emitter::refine(const std::vector<Refinement>& refinements, bool holds,
+                     const SourceRange& range) {
+  for (const Refinement& r : refinements) {
+    if (r.when_true != holds) continue;
+    Binding* b = lookup_local(r.name);
+    Value* v = b ? b->value : nullptr;
+    if (!v && unit_.find_global(r.name) && !(mode_ == Mode::Function && locals_.count(r.name))) {
+      v = read_variable(r.name, range);
+    }
+    if (!v || v->type()->kind() != TypeKind::Optional) continue;
+    Value* u = graph_.insert_op(OpId::unwrap_optional, {v}, v->type()->element(), range);
+    u->set_debug_name(r.name);
+    // A refinement, not an assignment: the merge ignores it unless the branch
+    // reassigns the name.
+    scope_->refine(r.name, {u, b ? b->range : range});
   }
-  return emit_rest(exits_of(s, false), body, rest, s.range);
+}
+
+// Emits `e` into block `b` with the names `refinements` refines where its condition
+// holds (or fails) refined: the branches of `c if x is not None else d`, the right
+// operand of `x is not None and f(x)`.
+Value* Emitter::emit_refined(const ast::Expr& e, Block* b,
+                             const std::vector<Refinement>& refinements, bool holds,
+                             const SourceRange& range) {
+  Scope inner(scope_);
+  return with_block(graph_, block_, scope_, b, &inner, [&] {
+    refine(refinements, holds, range);
+    return emit_expr(e);
+  });
 }
 
 // The statements after one that may have left through return, break or continue (the
@@ -1076,6 +1103,8 @@ void Emitter::emit_assert(const ast::Assert& s) {
         raise->set_range(s.range);
         return true;
       });
+  // Past `assert x is not None`, x is not None.
+  refine(refinements_of(*s.test), true, s.test->range);
 }
 
 void Emitter::emit_raise(const ast::Raise& s) {

@@ -36,6 +36,13 @@ struct Exits {
   bool any() const { return ret || brk || cont; }
 };
 
+// An Optional name a condition refines (`x is not None`): where the condition holds
+// (when_true) or where it fails.
+struct Refinement {
+  std::string name;
+  bool when_true;
+};
+
 struct Binding {
   Value* value;
   SourceRange range;  // where it was assigned
@@ -45,8 +52,13 @@ class Scope {
  public:
   explicit Scope(Scope* parent) : parent_(parent) {}
   Binding* find(const std::string& name);
-  void set(const std::string& name, Binding b) { vars_[name] = std::move(b); }
-  // `x` known not to be None in this scope (`if x is not None:`).
+  // An assignment ends a refinement of the name in this scope.
+  void set(const std::string& name, Binding b) {
+    refined_.erase(name);
+    vars_[name] = std::move(b);
+  }
+  // `x` known not to be None in this scope from here on (`if x is not None:`,
+  // `assert x is not None`): it shadows the scope's own binding until reassigned.
   void refine(const std::string& name, Binding b) { refined_[name] = std::move(b); }
   const std::unordered_map<std::string, Binding>& own() const { return vars_; }
   Scope* parent() const { return parent_; }
@@ -101,6 +113,10 @@ class Emitter {
                      const TypePtr& declared = nullptr);
   bool emit_if(const ast::If& s, const ast::Body& body, size_t rest);
   bool emit_rest(const Exits& may, const ast::Body& body, size_t rest, const SourceRange& range);
+  std::vector<Refinement> refinements_of(const ast::Expr& cond);
+  void refine(const std::vector<Refinement>& refinements, bool holds, const SourceRange& range);
+  Value* emit_refined(const ast::Expr& e, Block* b, const std::vector<Refinement>& refinements,
+                      bool holds, const SourceRange& range);
   void emit_while(const ast::While& s);
   void emit_for(const ast::For& s);
   void emit_return(const ast::Return& s);

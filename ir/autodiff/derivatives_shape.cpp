@@ -146,6 +146,25 @@ std::vector<Sym> stack_vjp(const RuleContext& c) {
   l->set_range(FormulaScope::range());
   return {Sym(l->output()->set_type(Type::list(Type::tensor())))};
 }
+// Python's sum of a list of tensors: autodiff lowers it to adds before differentiating
+// (lower_tensor_list_sums in prepare.cpp), so the rule meets it only for a list
+// literal given whole, in a gradient of a gradient: each element gets the gradient
+// summed to its own shape.
+std::vector<Sym> sum_tensor_list_vjp(const RuleContext& c) {
+  Sym list = c.input(0);
+  TSL_INTERNAL_ASSERT(is_literal_list(list), "sum of a non-literal list met by its rule");
+  Graph& g = FormulaScope::graph();
+  std::vector<Value*> pieces;
+  for (Value* e : list.value()->node()->inputs()) pieces.push_back(sum_to(c.grad(), e));
+  Node* l = g.insert(g.create(OpId::ListConstruct, pieces));
+  l->set_range(FormulaScope::range());
+  return {Sym(l->output()->set_type(Type::list(Type::tensor())))};
+}
+std::vector<Sym> sum_tensor_list_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);  // a list of tangents, zeros where none
+  return {t ? call(OpId::sum_tensor_list, {t}) : Sym()};
+}
+
 // The tangent of cat/stack: the op on the list of tangents (zeros where none).
 std::vector<Sym> join_jvp(const RuleContext& c) {
   Sym t = c.tangent(0);  // autodiff gives a list of tangents for a ListConstruct input
@@ -301,6 +320,7 @@ void register_shape_derivatives(DerivativeTable& table) {
   TSL_DERIVATIVE(to_device, to_device_vjp, linear_jvp);
   TSL_DERIVATIVE(cat, cat_vjp, join_jvp);
   TSL_DERIVATIVE(stack, stack_vjp, join_jvp);
+  TSL_DERIVATIVE(sum_tensor_list, sum_tensor_list_vjp, sum_tensor_list_jvp);
   TSL_DERIVATIVE(split, split_vjp, split_jvp);
   TSL_DERIVATIVE(split_sizes, split_vjp, split_jvp);
   TSL_DERIVATIVE(chunk, split_vjp, split_jvp);

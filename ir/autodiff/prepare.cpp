@@ -95,6 +95,48 @@ void rewrite_dropout(Graph& g, Block* b) {
   }
 }
 
+// Python's sum of a list of tensors, sum(xs) = 0 + xs[0] + xs[1] + ..., becomes that
+// chain of adds for a list literal and a loop of adds over any other list, so the
+// gradient is add's (broadcasting included) and reaches each element through the
+// list rules. `0 +` is kept (it decides the dtype of a bool list's sum, as in Python).
+void lower_tensor_list_sums(Graph& g, Block* b) {
+  for (Node* n : *b) {
+    for (Block* nb : n->blocks()) lower_tensor_list_sums(g, nb);
+    if (n->op() != OpId::sum_tensor_list) continue;
+    Value* list = n->input(0);
+    bool literal = list->node()->op() == OpId::ListConstruct &&
+                   std::none_of(list->uses().begin(), list->uses().end(), [](const Use& u) {
+                     return u.user->op() == OpId::append_list && u.offset == 0;
+                   });
+    if (literal && list->node()->inputs().empty()) continue;  // sum([]) is 0, no gradient
+    InsertPointGuard guard(g, n);
+    FormulaScope scope(g, n->range());
+    Sym acc;
+    if (literal) {
+      for (Value* e : list->node()->inputs())
+        acc = acc ? Sym(acc + Sym(e)) : call(OpId::add, {e, Arg(int64_t{0})});
+    } else {
+      Value* count = call(OpId::len_list, {list});
+      Sym zero = call(OpId::zeros, {Arg(std::vector<int64_t>{}), Arg(DType::Int64)});
+      Node* loop = g.insert(g.create(OpId::Loop, {count, constant(IValue(true), Type::bool_()), zero}, 1));
+      loop->set_range(n->range());
+      Block* body = loop->add_block();
+      Value* i = body->add_param(Type::int_());
+      Value* carried = body->add_param(Type::tensor());
+      {
+        InsertPointGuard inner(g, body);
+        Sym item = call(OpId::getitem_list, {list, i});
+        item.value()->set_type(Type::tensor());
+        body->add_return(constant(IValue(true), Type::bool_()));
+        body->add_return(Sym(carried) + item);
+      }
+      acc = loop->output()->set_type(Type::tensor());
+    }
+    n->output()->replace_all_uses_with(acc);
+    n->destroy();
+  }
+}
+
 // GradOf(grads) { body } -> If(AnyDefined(grads)) { body } else { Undefined... }, so
 // that a gradient graph can be differentiated again with the If rule.
 void lower_grad_of(Graph& g, Block* b) {
@@ -149,11 +191,10 @@ class Analysis : public Dependence {
     }
     // Ops that read a tensor's values into something without a gradient. (Other ops
     // without a rule either return ints or bools, or do not depend on the values at
-    // all, as zeros_like; their results are constants for differentiation.) Python's
-    // sum of a list of tensors has no rule yet: an error, never a silent zero.
+    // all, as zeros_like; their results are constants for differentiation.)
     bool origin = false;
     static const OpId cutting[] = {OpId::item,         OpId::item_float, OpId::Float_Tensor,
-                                   OpId::floor_divide, OpId::tolist,     OpId::sum_tensor_list};
+                                   OpId::floor_divide, OpId::tolist};
     if (std::find(std::begin(cutting), std::end(cutting), n->op()) != std::end(cutting)) {
       for (const Value* v : data_inputs) origin |= req(v);
     }
@@ -245,6 +286,7 @@ void prepare_for_differentiation(Graph& g) {
   forward_tuples(g.block());
   forward_split_pieces(g, g.block());
   rewrite_dropout(g, g.block());
+  lower_tensor_list_sums(g, g.block());
   lower_grad_of(g, g.block());
 }
 
@@ -263,10 +305,7 @@ void check_no_cut(const Dependence& a, const Value* out, const std::string& func
   if (it == a.cuts.end()) return;
   const Cut& c = it->second;
   std::string fn = function_name.empty() ? "the function" : "`" + function_name + "`";
-  std::string why = c.origin->op() == OpId::sum_tensor_list
-                        ? "Python's sum of a list of tensors has no gradient rule yet; "
-                          "torch.stack(xs).sum(0) has one"
-                        : "it turns a tensor into a plain number";
+  std::string why = "it turns a tensor into a plain number";
   std::string msg = "no gradient for `" + std::string(c.origin->info().base_name()) + "`" +
                     line_of(c.origin) + " (" + why + "), yet its result reaches the result of " +
                     fn;

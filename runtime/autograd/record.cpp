@@ -178,6 +178,7 @@ std::string node_name(const tsl::Node& node) {
   };
   std::string_view base = node.info().base_name();
   if (base == "matmul") return "MmBackward0";  // PyTorch's name for 2-D @ 2-D
+  if (node.op() == OpId::sum_tensor_list) return "AddBackward0";  // Python's sum adds
   if (base == "sum" || base == "mean") {
     // sum(x) is SumBackward0, sum(x, dims) SumBackward1.
     bool with_dim = node.inputs().size() > 1 && node.input(1)->type()->kind() != TypeKind::None &&

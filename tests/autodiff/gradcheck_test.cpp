@@ -702,6 +702,9 @@ void add_shape_cases(Table& t) {
   add(t, OpId::stack, "dim -1",
       {tensor_list({normal({2, 3}), transposed(normal({3, 2})), normal({2, 3})}), I(-1)});
   add(t, OpId::stack, "0-dim", {tensor_list({normal({}), normal({})})});
+  add(t, OpId::sum_tensor_list, "same shapes", {tensor_list({normal({2, 3}), normal({2, 3})})});
+  add(t, OpId::sum_tensor_list, "broadcast",
+      {tensor_list({normal({3}), normal({2, 3}), normal({1, 1})})});
   // List results: one element of the list is the checked output.
   auto list_case = [&](OpId op, std::string name, std::vector<IValue> args, int item) {
     add(t, op, std::move(name), std::move(args));
