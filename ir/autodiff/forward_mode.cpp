@@ -42,7 +42,11 @@ class TangentPropagation {
   }
   // Values with tangents: tensors, and lists of tensors (list gradients carried by
   // the loops and branches of a gradient graph).
-  static bool has_tangent_type(const TypePtr& t) { return t->is_tensor() || is_tensor_list(t); }
+  // An Optional[Tensor]'s tangent is a tensor, undefined where the value is None.
+  static bool has_tangent_type(const TypePtr& t) {
+    return t->is_tensor() || is_tensor_list(t) ||
+           (t->kind() == TypeKind::Optional && t->element()->is_tensor());
+  }
   static TypePtr tangent_type(const Value* v) {
     return is_tensor_list(v->type()) ? v->type() : Type::tensor();
   }

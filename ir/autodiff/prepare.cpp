@@ -9,6 +9,9 @@
 namespace tsl::autodiff {
 
 bool is_differentiable_type(const TypePtr& t) {
+  // An Optional[Tensor] carries a gradient when it holds a tensor (`o = x * 2.0` in a
+  // branch, then `o if o is not None else ...`); where it is None, none.
+  if (t && t->kind() == TypeKind::Optional) return is_differentiable_type(t->element());
   if (!t || !t->is_tensor()) return false;
   std::optional<DType> dt = t->tensor_dtype();
   return !dt || *dt == DType::Float32 || *dt == DType::Float64;

@@ -13,7 +13,7 @@
 
 namespace tsl::autodiff {
 
-bool is_differentiable_type(const TypePtr& t);  // a float (or unknown-dtype) tensor
+bool is_differentiable_type(const TypePtr& t);  // a float (or unknown-dtype) tensor, or Optional of one
 bool is_tensor_list(const TypePtr& t);
 std::string line_of(const Node* n);  // " at line 7", or "" without a location
 
