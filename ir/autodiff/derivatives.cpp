@@ -30,6 +30,24 @@ Sym RuleContext::reduce_to(Sym g, size_t i) const {
   return r;
 }
 
+Sym RuleContext::broadcast_from(Sym t, size_t i) const {
+  if (!t || !is_tensor_input(i)) return t;
+  Sym x = input(i);
+  std::vector<const Value*> others;
+  for (size_t k = 0; k < num_inputs(); ++k) {
+    if (k != i && is_tensor_input(k) && node_->input(k) != x.value())
+      others.push_back(node_->input(k));
+  }
+  if (others.empty()) return t;
+  Sym out = output();
+  Sym r = expand(t, size(out));
+  bool same_dtype = true;
+  std::optional<DType> dx = x.value()->type()->tensor_dtype();
+  for (const Value* o : others) same_dtype &= dx && o->type()->tensor_dtype() == dx;
+  if (!same_dtype) r = to_dtype(r, dtype_of(out));
+  return r;
+}
+
 Sym add_tangents(Sym a, Sym b) {
   if (!a) return b;
   if (!b) return a;

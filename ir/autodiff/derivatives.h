@@ -18,7 +18,8 @@ namespace tsl::autodiff {
 // A reverse rule returns one gradient per input (a null Sym for "none": the input
 // is not differentiable, or `needs(i)` is false); a forward rule returns one
 // tangent per output (null: zero). Gradients have the shape and dtype of their
-// input: binary ops sum broadcast dims away with `reduce_to(g, i)`. Rules never
+// input: binary ops sum broadcast dims away with `reduce_to(g, i)`; tangents have
+// the output's, `broadcast_from(t, i)` where a term is input i's tangent alone. Rules never
 // simplify (no `if alpha == 1`); the optimizer does. Subgradients follow PyTorch:
 // relu'(0) = 0, abs'(0) = 0, max/min ties share the gradient evenly.
 class RuleContext {
@@ -47,6 +48,10 @@ class RuleContext {
 
   // ---- Forward mode
   Sym tangent(size_t i) const { return i < tangents_.size() ? tangents_[i] : Sym(); }
+  // A tangent that came from input i alone, expanded to the output's shape and
+  // converted to its dtype (the adjoint of reduce_to: `x + y` with y broadcast
+  // against x, or promoted, has a tangent of the output's shape and dtype).
+  Sym broadcast_from(Sym t, size_t i) const;
 
  private:
   const Node* node_;

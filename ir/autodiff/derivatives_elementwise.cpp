@@ -155,10 +155,15 @@ std::vector<Sym> add_vjp(const RuleContext& c) {
   Sym gb = c.needs(1) ? (alpha_is_one(c) ? g : g * c.input(2)) : Sym();
   return {c.needs(0) ? c.reduce_to(g, 0) : Sym(), c.reduce_to(gb, 1)};
 }
+// One tangent alone keeps its input's shape and dtype: broadcast_from widens it.
+Sym sum_of_tangents(const RuleContext& c, Sym ta, Sym tb) {
+  if (ta && tb) return ta + tb;
+  return ta ? c.broadcast_from(ta, 0) : c.broadcast_from(tb, 1);
+}
 std::vector<Sym> add_jvp(const RuleContext& c) {
   Sym tb = c.tangent(1);
   if (tb && !alpha_is_one(c)) tb = tb * c.input(2);
-  return {add_tangents(c.tangent(0), tb)};
+  return {sum_of_tangents(c, c.tangent(0), tb)};
 }
 std::vector<Sym> sub_vjp(const RuleContext& c) {
   Sym g = c.grad();
@@ -168,7 +173,7 @@ std::vector<Sym> sub_vjp(const RuleContext& c) {
 std::vector<Sym> sub_jvp(const RuleContext& c) {
   Sym tb = c.tangent(1);
   if (tb) tb = alpha_is_one(c) ? -tb : tb * -1.0 * c.input(2);
-  return {add_tangents(c.tangent(0), tb)};
+  return {sum_of_tangents(c, c.tangent(0), tb)};
 }
 
 Sym d_mul_self(const RuleContext& c) { return c.input(1); }
@@ -258,7 +263,9 @@ std::vector<Sym> where_vjp(const RuleContext& c) {
 std::vector<Sym> where_jvp(const RuleContext& c) {
   Sym ta = c.tangent(1), tb = c.tangent(2);
   if (!ta && !tb) return {Sym()};
-  return {where(c.input(0), ta ? Arg(ta) : Arg(0.0), tb ? Arg(tb) : Arg(0.0))};
+  Sym t = where(c.input(0), ta ? Arg(ta) : Arg(0.0), tb ? Arg(tb) : Arg(0.0));
+  // where(cond, ta, 0.0) has the shape of cond and ta only: widen to the output.
+  return {expand(t, size(c.output()))};
 }
 
 // Gradient sums: AutogradAdd(a, b) is linear in both.

@@ -193,28 +193,55 @@ def blocks(lines):
     return out
 
 
-def minimize(src, outcome, tsl, worker, workdir, budget_s=60):
-    """Deletes statements (with their bodies) while the same kind of failure persists."""
+def signature(outcome, detail):
+    """What a minimized program must keep showing: the outcome and its reason with the
+    numbers, names and line numbers taken out."""
+    detail = re.sub(r"line \d+|\b[A-Za-z]+\d+\b", "#", detail)
+    return outcome, NUMBER.sub("#", detail)[:60]
+
+
+def minimize(src, outcome, detail, tsl, worker, workdir, budget_s=120):
+    """Deletes statements (with their bodies), then single lines, then replaces simple
+    statements by `pass`, while the same failure (signature) persists."""
+    want = signature(outcome, detail)
     lines = src.splitlines()
     deadline = time.time() + budget_s
+
+    def still_fails(cand):
+        text = "\n".join(cand) + "\n"
+        got, why = judge(text, tsl, worker, workdir)
+        return signature(got, why) == want
+
+    def fill_empty_bodies(cand):
+        """A `pass` where deleting left a block header without a body."""
+        out = []
+        for i, line in enumerate(cand):
+            out.append(line)
+            if line.rstrip().endswith(":") and not line.lstrip().startswith("#"):
+                indent = len(line) - len(line.lstrip())
+                nxt = next((l for l in cand[i + 1:] if l.strip()), "")
+                if len(nxt) - len(nxt.lstrip()) <= indent:
+                    out.append(" " * (indent + 4) + "pass")
+        return out
+
+    def candidates():
+        for start, end in sorted(blocks(lines), key=lambda r: r[0] - r[1]):
+            if not lines[start].startswith(("import", "from")):
+                yield fill_empty_bodies(lines[:start] + lines[end:])
+        for i, line in enumerate(lines):
+            stripped = line.strip()
+            if stripped and stripped != "pass" and not stripped.endswith(":") and \
+                    line.startswith(" "):
+                indent = len(line) - len(line.lstrip())
+                yield lines[:i] + [" " * indent + "pass"] + lines[i + 1:]
+
     changed = True
     while changed and time.time() < deadline:
         changed = False
-        for start, end in sorted(blocks(lines), key=lambda r: r[0] - r[1]):
+        for cand in candidates():
             if time.time() > deadline:
                 break
-            if start >= len(lines) or lines[start].startswith(("import", "from")):
-                continue
-            cand = lines[:start] + lines[end:]
-            # A body left empty needs a `pass`.
-            if start > 0 and lines[start - 1].rstrip().endswith(":"):
-                indent = len(lines[start]) - len(lines[start].lstrip())
-                nxt = cand[start] if start < len(cand) else ""
-                if not nxt.strip() or len(nxt) - len(nxt.lstrip()) < indent:
-                    cand = cand[:start] + [" " * indent + "pass"] + cand[start:]
-            text = "\n".join(cand) + "\n"
-            got, _ = judge(text, tsl, worker, workdir)
-            if got == outcome:
+            if cand != lines and still_fails(cand):
                 lines = cand
                 changed = True
                 break
@@ -282,7 +309,7 @@ def main():
         if outcome != Outcome.AGREE:
             small = src
             if outcome != Outcome.BAD_PROGRAM and not args.no_minimize:
-                small = minimize(src, outcome, tsl, w, workdir)
+                small = minimize(src, outcome, detail, tsl, w, workdir)
             with lock:
                 failures.append((seed, outcome, detail, small))
                 if not args.quiet:
