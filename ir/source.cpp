@@ -1,6 +1,10 @@
 // Source lines, ranges and the rendering of located errors.
 #include "ir/source.h"
 
+#include <cstdio>
+#include <mutex>
+#include <set>
+
 #include <algorithm>
 
 namespace tsl {
@@ -113,6 +117,20 @@ void SourceError::refresh() {
     out += r.excerpt();
   }
   rendered_ = std::move(out);
+}
+
+void warning(const SourceRange& range, const std::string& message) {
+  // Each warning once per process: a loop or a recompiled function repeats none.
+  static std::mutex mu;
+  static std::set<std::string> said;
+  std::string loc = range.location();
+  std::string text = (loc.empty() ? "" : loc + ": ") + "warning: " + message + "\n";
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!said.insert(text).second) return;
+  }
+  text += range.excerpt();
+  std::fputs(text.c_str(), stderr);
 }
 
 void compile_error(const SourceRange& range, std::string message) {

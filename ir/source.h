@@ -92,6 +92,10 @@ class SourceError : public Error {
   void push_frame(TracebackFrame frame);
 };
 
+// Prints `file:line:col: warning: message`, the line and a caret to stderr, once per
+// process for each distinct warning. Warnings never change what a program computes.
+void warning(const SourceRange& range, const std::string& message);
+
 [[noreturn]] void compile_error(const SourceRange& range, std::string message);
 [[noreturn]] void runtime_error(const SourceRange& range, std::string message);
 

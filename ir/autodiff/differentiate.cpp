@@ -557,7 +557,7 @@ JointGraph build_joint(const Graph& forward, const std::vector<size_t>& wrt,
     InsertPointGuard guard(g, g.block());
     for (size_t k = 0; k < g.outputs().size(); ++k) {
       Value* out = g.outputs()[k];
-      check_no_cut(analysis, out, options.function_name);
+      warn_about_cut(analysis, out, options.function_name);
       if (!analysis.requiring.count(out) || !out->type()->is_tensor()) continue;
       Value* seed;
       if (options.seed_with_ones) {

@@ -178,7 +178,7 @@ JvpGraph build_jvp(const Graph& forward, const std::vector<size_t>& wrt,
   prepare_for_differentiation(g);
   Dependence dep = analyze_dependence(g, wrt);
   result.num_forward_outputs = g.outputs().size();
-  for (const Value* out : g.outputs()) check_no_cut(dep, out, function_name);
+  for (const Value* out : g.outputs()) warn_about_cut(dep, out, function_name);
   TangentPropagation prop(g, dep);
   size_t pos = std::min(tangent_position, g.inputs().size());
   std::vector<Value*> primal_inputs = g.inputs();

@@ -303,20 +303,27 @@ Dependence analyze_dependence(const Graph& g, const std::vector<size_t>& wrt) {
   return a;
 }
 
-void check_no_cut(const Dependence& a, const Value* out, const std::string& function_name) {
+void warn_about_cut(const Dependence& a, const Value* out, const std::string& function_name) {
   auto it = a.cuts.find(out);
   if (it == a.cuts.end()) return;
   const Cut& c = it->second;
-  std::string fn = function_name.empty() ? "the function" : "`" + function_name + "`";
-  std::string why = "it turns a tensor into a plain number";
-  std::string msg = "no gradient for `" + std::string(c.origin->info().base_name()) + "`" +
-                    line_of(c.origin) + " (" + why + "), yet its result reaches the result of " +
-                    fn;
+  if (c.origin->op() == OpId::floor_divide) {
+    // PyTorch's backward fails here ("derivative for aten::floor_divide is not
+    // implemented"): an error at compile time, not a warning.
+    std::string fn = function_name.empty() ? "the function" : "`" + function_name + "`";
+    compile_error(c.origin->range(),
+                  "the derivative of floor_divide is not implemented (as in PyTorch), yet the "
+                  "result of " + fn + " depends on it; write .detach() to cut the gradient there");
+  }
+  // One warning per op, whichever function's gradient met it.
+  std::string msg = "no gradient flows through `" + std::string(c.origin->info().base_name()) +
+                    "`: it turns a tensor into a plain number, a constant to autograd (as in "
+                    "PyTorch), yet the result depends on it";
   if (c.consumer) {
     msg += " through `" + std::string(c.consumer->info().base_name()) + "`" + line_of(c.consumer);
   }
-  msg += "; use .detach() to cut the gradient on purpose";
-  compile_error(c.origin->range(), msg);
+  msg += "; write .detach() to cut the gradient there on purpose";
+  warning(c.origin->range(), msg);
 }
 
 }  // namespace tsl::autodiff

@@ -20,8 +20,9 @@ std::string line_of(const Node* n);  // " at line 7", or "" without a location
 void prepare_for_differentiation(Graph& g);
 
 // A value that depends on a differentiated input only through an op that reads a
-// tensor into a plain number (`item()`, `float(t)`): the gradient would silently
-// miss that path, so reaching the output with one is a compile error.
+// tensor into a plain number (`item()`, `float(t)`): PyTorch treats that number as a
+// constant, and so does autodiff, but a gradient that silently misses a path is
+// worth a warning.
 struct Cut {
   const Node* origin;    // the op without a gradient
   const Node* consumer;  // the first op that used its result
@@ -33,7 +34,7 @@ struct Dependence {
 };
 Dependence analyze_dependence(const Graph& g, const std::vector<size_t>& wrt);
 
-// A compile error when `out` depends on a differentiated input through a cut.
-void check_no_cut(const Dependence& d, const Value* out, const std::string& function_name);
+// A warning (ir/source.h) when `out` depends on a differentiated input through a cut.
+void warn_about_cut(const Dependence& d, const Value* out, const std::string& function_name);
 
 }  // namespace tsl::autodiff

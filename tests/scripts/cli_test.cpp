@@ -61,6 +61,27 @@ TEST(CommandLine, VersionAndHelp) {
   EXPECT_NE(h.out.find("--dump"), std::string::npos);
 }
 
+// A gradient path through item() gives PyTorch's numbers (the number is a constant)
+// and one warning on stderr naming the op, however often the gradient is compiled.
+TEST(CommandLine, GradientThroughItemWarnsOnce) {
+  fs::path p = write_temp("item.tsl",
+                          "import torch\n"
+                          "from functorch import grad\n"
+                          "def f(x):\n"
+                          "    return (x * x.sum().item()).sum()\n"
+                          "for i in range(3):\n"
+                          "    print(grad(f)(torch.tensor([1.0, 2.0])))\n");
+  Result r = tsl(quote(p.string()));
+  fs::remove(p);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "tensor([3., 3.])\ntensor([3., 3.])\ntensor([3., 3.])\n");
+  std::string want = ":4:17: warning: no gradient flows through `item`";
+  size_t first = r.err.find(want);
+  EXPECT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(want, first + 1), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("through `mul` at line 4"), std::string::npos) << r.err;
+}
+
 // --profile: the program's output unchanged on stdout, the table on stderr with one
 // row per op kind and the number of calls each made.
 TEST(CommandLine, ProfileCountsTheKernelsPerOpKind) {
