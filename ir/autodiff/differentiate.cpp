@@ -646,8 +646,9 @@ void collect_uses(const Block* b, std::vector<const Value*>& out) {
 // the backward asked them itself, the forward would have to keep the whole tensor for
 // it (for `a - b`, both operands: 16 MiB each for 4M floats), where PyTorch's autograd
 // saves the sizes alone. So `size(v)` and `dtype(v)` of a top-level forward value move
-// to the end of the forward (not of an If's or Loop's output, which may be undefined), and the backward captures the list or the dtype instead
-// of v. In-place ops change neither, so asking early gives the same answer.
+// to the end of the forward (not of an If's or Loop's output, which may be undefined), and the
+// backward captures the list or the dtype instead of v. In-place ops change neither, so asking
+// early gives the same answer.
 void hoist_metadata_queries(Graph& J, Node* first_backward, size_t num_primal) {
   std::unordered_set<const Node*> forward;
   for (const Node* n : *J.block()) {
@@ -695,8 +696,7 @@ void hoist_metadata_queries(Graph& J, Node* first_backward, size_t num_primal) {
 }  // namespace
 
 std::shared_ptr<Graph> branch_on_defined_seed(const Graph& df, size_t num_seeds) {
-  if (num_seeds != 1 || df.inputs().empty() || !df.inputs()[0]->type()->is_tensor())
-    return nullptr;
+  if (num_seeds != 1 || df.inputs().empty() || !df.inputs()[0]->type()->is_tensor()) return nullptr;
   const Value* seed = df.inputs()[0];
   bool read_by_grad_of = false;
   for (const Use& u : seed->uses()) read_by_grad_of |= u.user->op() == OpId::GradOf;

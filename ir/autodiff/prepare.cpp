@@ -121,7 +121,8 @@ void lower_tensor_list_sums(Graph& g, Block* b) {
     } else {
       Value* count = call(OpId::len_list, {list});
       Sym zero = call(OpId::zeros, {Arg(std::vector<int64_t>{}), Arg(DType::Int64)});
-      Node* loop = g.insert(g.create(OpId::Loop, {count, constant(IValue(true), Type::bool_()), zero}, 1));
+      Node* loop =
+          g.insert(g.create(OpId::Loop, {count, constant(IValue(true), Type::bool_()), zero}, 1));
       loop->set_range(n->range());
       Block* body = loop->add_block();
       Value* i = body->add_param(Type::int_());
@@ -196,7 +197,7 @@ class Analysis : public Dependence {
     // without a rule either return ints or bools, or do not depend on the values at
     // all, as zeros_like; their results are constants for differentiation.)
     bool origin = false;
-    static const OpId cutting[] = {OpId::item,         OpId::item_float, OpId::Float_Tensor,
+    static const OpId cutting[] = {OpId::item, OpId::item_float, OpId::Float_Tensor,
                                    OpId::floor_divide, OpId::tolist};
     if (std::find(std::begin(cutting), std::end(cutting), n->op()) != std::end(cutting)) {
       for (const Value* v : data_inputs) origin |= req(v);
@@ -313,7 +314,8 @@ void warn_about_cut(const Dependence& a, const Value* out, const std::string& fu
     std::string fn = function_name.empty() ? "the function" : "`" + function_name + "`";
     compile_error(c.origin->range(),
                   "the derivative of floor_divide is not implemented (as in PyTorch), yet the "
-                  "result of " + fn + " depends on it; write .detach() to cut the gradient there");
+                  "result of " +
+                      fn + " depends on it; write .detach() to cut the gradient there");
   }
   // One warning per op, whichever function's gradient met it.
   std::string msg = "no gradient flows through `" + std::string(c.origin->info().base_name()) +

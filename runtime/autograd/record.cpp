@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "ir/autodiff/dependence_flags.h"
 #include "ir/autodiff/derivatives.h"
 #include "ir/autodiff/differentiate.h"
 #include "ir/passes/inline_calls.h"
@@ -22,6 +23,9 @@ struct CompiledGradient {
   std::vector<size_t> wrt;     // flattened inputs that get gradients (df's outputs)
   std::vector<size_t> seeded;  // f's outputs that take gradients (df's first inputs)
   size_t num_outputs = 0;      // f's real outputs
+  // Calls: the index among f's outputs of the first dependence flag, one per real
+  // output of the call (Note [Dependence flags]); SIZE_MAX for ops.
+  size_t first_flag = SIZE_MAX;
   // Per saved value: df reads only its metadata (size, dtype, ...), as rules do to sum
   // a gradient back to an input's shape. The node then keeps a stand-in with that
   // metadata and no data (PyTorch saves only the sizes), so the tensor is freed and
@@ -177,7 +181,7 @@ std::string node_name(const tsl::Node& node) {
       {"dropout", "MulBackward0"},
   };
   std::string_view base = node.info().base_name();
-  if (base == "matmul") return "MmBackward0";  // PyTorch's name for 2-D @ 2-D
+  if (base == "matmul") return "MmBackward0";                     // PyTorch's name for 2-D @ 2-D
   if (node.op() == OpId::sum_tensor_list) return "AddBackward0";  // Python's sum adds
   if (base == "sum" || base == "mean") {
     // sum(x) is SumBackward0, sum(x, dims) SumBackward1.
@@ -315,8 +319,12 @@ class GraphNode : public Node {
 
 // ---- Compiling and running --------------------------------------------------------------
 
+// `flag_dependence`: a call appends a flag per output saying whether the run's path
+// made it depend on an input requiring grad (an op's outputs always do).
 std::shared_ptr<CompiledGradient> compile(std::shared_ptr<Graph> g, const std::vector<size_t>& wrt,
-                                          std::string name, const std::string& function_name) {
+                                          std::string name, const std::string& function_name,
+                                          bool flag_dependence) {
+  size_t first_flag = flag_dependence ? autodiff::add_dependence_flags(*g, wrt) : SIZE_MAX;
   autodiff::JointOptions options;
   options.function_name = function_name;
   options.zeros_for_unreached_inputs = false;
@@ -328,6 +336,7 @@ std::shared_ptr<CompiledGradient> compile(std::shared_ptr<Graph> g, const std::v
   c->wrt = wrt;
   c->seeded = joint.seeded_outputs;
   c->num_outputs = gradient.num_real_outputs;
+  c->first_flag = first_flag;
   size_t first_capture = gradient.df->inputs().size() - gradient.num_captures;
   for (size_t k = 0; k < gradient.num_captures; ++k) {
     const Value* in = gradient.df->inputs()[first_capture + k];
@@ -383,6 +392,9 @@ std::vector<IValue> run_recorded(const CompiledGradient& g,
     IValue& out = outs[g.seeded[k]];
     if (!out.is_tensor() || !out.tensor_impl()) continue;
     if (inputs_pass_through && is_input(out.tensor_impl(), flat)) continue;
+    // A result the run's path computed without an input requiring grad has none
+    // (PyTorch's eager autograd sees the ops that ran).
+    if (g.first_flag != SIZE_MAX && !outs[g.first_flag + g.seeded[k]].to_bool()) continue;
     Tensor t = fresh_output(out.to_tensor(), flat, saved);
     set_history(t, node, static_cast<uint32_t>(k));
     out = IValue(std::move(t));
@@ -479,7 +491,7 @@ void record_op(const tsl::Node& node, EagerSite& site, KernelArgs& args) {
       }
     }
     add_outputs(graph, outs);
-    auto compiled = compile(b.graph_ptr(), b.flat().wrt, node_name(node), "");
+    auto compiled = compile(b.graph_ptr(), b.flat().wrt, node_name(node), "", false);
     site.store(flat.key, compiled);
     g = compiled;
   }
@@ -507,7 +519,7 @@ void record_call(Function& callee, const tsl::Node& call, EagerSite& site, Kerne
     std::vector<Value*> outs = graph.clone_block_into(body->block(), graph.block(), b.map());
     add_outputs(graph, outs);
     auto compiled =
-        compile(b.graph_ptr(), b.flat().wrt, "DifferentiableGraphBackward", callee.name());
+        compile(b.graph_ptr(), b.flat().wrt, "DifferentiableGraphBackward", callee.name(), true);
     site.store(flat.key, compiled);
     g = compiled;
   }
