@@ -471,6 +471,12 @@ Value* Emitter::emit_attribute_value(Value* v, const ast::Attribute& a) {
   const std::string& attr = a.attr;
   const SourceRange& r = a.range;
   if (v->type()->is_tensor()) {
+    // The autograd attributes of a tensor read inside `with no_grad():` are those of
+    // the tensor, not of the detached alias the block computes with (`param.grad` in
+    // an SGD step).
+    bool autograd_attr =
+        attr == "requires_grad" || attr == "grad" || attr == "is_leaf" || attr == "grad_fn";
+    if (autograd_attr && no_grad_reads_.count(v)) v = v->node()->input(0);
     if (attr == "shape") return graph_.insert_op(OpId::size, {v}, Type::list(Type::int_()), r);
     if (attr == "ndim") return graph_.insert_op(OpId::dim, {v}, Type::int_(), r);
     if (attr == "dtype") return graph_.insert_op(OpId::dtype, {v}, Type::dtype(), r);
@@ -496,8 +502,10 @@ Value* Emitter::emit_expr(const ast::Expr& e, const TypePtr& hint) {
       Value* v = as_value(resolve_name(ast::as<ast::Name>(e)), e.range);
       // Inside `with no_grad():` in a compiled function, tensors are read detached, so
       // what the block computes has no gradient (as in PyTorch and functorch).
-      if (no_grad_depth_ > 0 && mode_ == Mode::Function && v->type()->is_tensor())
+      if (no_grad_depth_ > 0 && mode_ == Mode::Function && v->type()->is_tensor()) {
         v = graph_.insert_op(OpId::detach, {v}, v->type(), e.range);
+        no_grad_reads_.insert(v);
+      }
       return v;
     }
     case ast::ExprKind::Int:

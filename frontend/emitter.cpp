@@ -1189,17 +1189,57 @@ void Emitter::emit_assign(const ast::Assign& s) {
   for (const auto& t : s.targets) assign_target(*t, v, t->range);
 }
 
+// `x op= e` follows Python: on a tensor it updates the tensor in place (PyTorch's
+// __iadd__ and friends), so every alias sees it; on numbers, strings and lists it
+// rebinds. `x @= e` rebinds (PyTorch has no in-place matmul).
 void Emitter::emit_aug_assign(const ast::AugAssign& s) {
   if (s.target->kind != ast::ExprKind::Name) {
     compile_error(s.target->range,
-                  "augmented assignment works on names only (tensors are never "
-                  "updated in place by `+=`; use x = x + y)");
+                  "augmented assignment works on names only (for an element or slice of "
+                  "a tensor write `x[i] = x[i] + y`)");
   }
   const std::string& name = ast::as<ast::Name>(*s.target).id;
-  Value* current = read_variable(name, s.target->range);
+  Value* current = emit_expr(*s.target);  // as a read (detached under no_grad)
   Value* rhs = emit_expr(*s.value);
+  if (current->type()->is_tensor() && s.op != ast::BinOp::MatMul) {
+    Value* updated = emit_inplace(s.op, current, rhs, s.range);
+    // Under no_grad the update went through a detached alias of the tensor; the name
+    // keeps the tensor itself (updated too: they share storage), so `x.grad` and
+    // later reads still see x.
+    if (no_grad_reads_.count(current)) updated = current->node()->input(0);
+    write_variable(name, updated, s.target->range);
+    return;
+  }
   Value* v = emit_binary(s.op, current, rhs, s.range);
   write_variable(name, v, s.target->range);
+}
+
+// self op= rhs on a tensor, in place; returns self (the updated tensor). add_, sub_,
+// mul_ and div_ are ops of their own (PyTorch's dtype and broadcast checks); the
+// others compute out of place and copy back into self.
+Value* Emitter::emit_inplace(ast::BinOp op, Value* self, Value* rhs, const SourceRange& range) {
+  self = unwrap_grad_read(graph_, self, range);
+  OpId id;
+  switch (op) {
+    case ast::BinOp::Add:
+      id = OpId::add_;
+      break;
+    case ast::BinOp::Sub:
+      id = OpId::sub_;
+      break;
+    case ast::BinOp::Mul:
+      id = OpId::mul_;
+      break;
+    case ast::BinOp::Div:
+      id = OpId::div_;
+      break;
+    default: {
+      Value* result = emit_binary(op, self, rhs, range);
+      return emit_ops({OpId::copy_}, {{range, "", self}, {range, "", result}}, range, "copy_");
+    }
+  }
+  std::string symbol = std::string(ast::binop_symbol(op)) + "=";
+  return emit_ops({id}, {{range, "", self}, {range, "", rhs}}, range, symbol);
 }
 
 void Emitter::emit_ann_assign(const ast::AnnAssign& s) {

@@ -108,6 +108,7 @@ class Emitter {
   bool emit_stmt(const ast::Body& body, size_t i);
   void emit_assign(const ast::Assign& s);
   void emit_aug_assign(const ast::AugAssign& s);
+  Value* emit_inplace(ast::BinOp op, Value* self, Value* rhs, const SourceRange& range);
   void emit_ann_assign(const ast::AnnAssign& s);
   void assign_target(const ast::Expr& target, Value* v, const SourceRange& range,
                      const TypePtr& declared = nullptr);
@@ -208,6 +209,9 @@ class Emitter {
   int loop_depth_ = 0;
   int compound_depth_ = 0;  // > 0 inside if/while/for/with
   int no_grad_depth_ = 0;   // > 0 inside `with no_grad():`
+  // The detached reads of tensors inside `with no_grad():` (their autograd attributes
+  // are read from the tensor itself).
+  std::unordered_set<const Value*> no_grad_reads_;
   struct LoopContext {
     bool may_break = false;
     bool may_continue = false;

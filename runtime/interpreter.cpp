@@ -12,6 +12,7 @@
 
 #include "ir/autodiff/derivatives.h"
 #include "ir/autodiff/differentiate.h"
+#include "ir/autodiff/functionalize.h"
 #include "ir/passes/fuse_elementwise.h"
 #include "ir/passes/pipeline.h"
 #include "ir/schema.h"
@@ -409,7 +410,8 @@ class CodeBuilder {
     if (code_.eager_ && inst.kind == Instruction::Kind::Call) {
       inst.record = true;  // cached per callee (Function::gradient_cache)
     } else if (code_.eager_ &&
-               (n->op() == OpId::FusionGroup || autodiff::derivative_rule(n->op()))) {
+               (n->op() == OpId::FusionGroup || autodiff::derivative_rule(n->op()) ||
+                autodiff::is_inplace_update(n->op()))) {
       inst.record = true;
       inst.site = static_cast<uint32_t>(code_.eager_sites_.size());
       code_.eager_sites_.push_back(std::make_shared<autograd::EagerSite>());
@@ -820,7 +822,11 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
           auto t0 =
               profiler ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
           if (inst.record && autograd::needs_recording(args)) {
-            autograd::record_op(*inst.node, *code_.eager_sites_[inst.site], args);
+            if (autodiff::is_inplace_update(inst.node->op())) {
+              autograd::record_inplace(*inst.node, *code_.eager_sites_[inst.site], args);
+            } else {
+              autograd::record_op(*inst.node, *code_.eager_sites_[inst.site], args);
+            }
           } else {
             inst.fn(args);
           }

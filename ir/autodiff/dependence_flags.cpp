@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "ir/autodiff/derivatives.h"
+#include "ir/autodiff/functionalize.h"
 #include "ir/autodiff/prepare.h"
 
 namespace tsl::autodiff {
@@ -24,7 +25,7 @@ bool carries_dependence(const Node* n) {
     case OpId::getitem_list:
       return true;
     default:
-      return derivative_rule(n->op()) != nullptr;
+      return derivative_rule(n->op()) != nullptr || is_inplace_update(n->op());
   }
 }
 

@@ -547,7 +547,7 @@ JointGraph build_joint(const Graph& forward, const std::vector<size_t>& wrt,
   JointGraph joint;
   joint.graph = forward.clone();
   Graph& g = *joint.graph;
-  prepare_for_differentiation(g);
+  prepare_for_differentiation(g, wrt);
   Dependence analysis = analyze_dependence(g, wrt);
   joint.num_forward_outputs = g.outputs().size();
   GradMap grads;

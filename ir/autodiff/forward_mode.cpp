@@ -175,7 +175,7 @@ JvpGraph build_jvp(const Graph& forward, const std::vector<size_t>& wrt,
   JvpGraph result;
   result.graph = forward.clone();
   Graph& g = *result.graph;
-  prepare_for_differentiation(g);
+  prepare_for_differentiation(g, wrt);
   Dependence dep = analyze_dependence(g, wrt);
   result.num_forward_outputs = g.outputs().size();
   for (const Value* out : g.outputs()) warn_about_cut(dep, out, function_name);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ir/autodiff/derivatives.h"
+#include "ir/autodiff/functionalize.h"
 
 namespace tsl::autodiff {
 
@@ -286,12 +287,13 @@ class Analysis : public Dependence {
 
 }  // namespace
 
-void prepare_for_differentiation(Graph& g) {
+void prepare_for_differentiation(Graph& g, const std::vector<size_t>& wrt) {
   forward_tuples(g.block());
   forward_split_pieces(g, g.block());
   rewrite_dropout(g, g.block());
   lower_tensor_list_sums(g, g.block());
   lower_grad_of(g, g.block());
+  functionalize_inplace_updates(g, wrt);
 }
 
 Dependence analyze_dependence(const Graph& g, const std::vector<size_t>& wrt) {

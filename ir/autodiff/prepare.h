@@ -13,11 +13,13 @@
 
 namespace tsl::autodiff {
 
-bool is_differentiable_type(const TypePtr& t);  // a float (or unknown-dtype) tensor, or Optional of one
+bool is_differentiable_type(
+    const TypePtr& t);  // a float (or unknown-dtype) tensor, or Optional of one
 bool is_tensor_list(const TypePtr& t);
 std::string line_of(const Node* n);  // " at line 7", or "" without a location
 
-void prepare_for_differentiation(Graph& g);
+// `wrt`: the inputs differentiated (in-place updates they reach become out of place).
+void prepare_for_differentiation(Graph& g, const std::vector<size_t>& wrt);
 
 // A value that depends on a differentiated input only through an op that reads a
 // tensor into a plain number (`item()`, `float(t)`): PyTorch treats that number as a

@@ -9,6 +9,7 @@
 #include "ir/autodiff/dependence_flags.h"
 #include "ir/autodiff/derivatives.h"
 #include "ir/autodiff/differentiate.h"
+#include "ir/autodiff/functionalize.h"
 #include "ir/passes/inline_calls.h"
 #include "runtime/autograd/node.h"
 #include "runtime/function.h"
@@ -497,6 +498,104 @@ void record_op(const tsl::Node& node, EagerSite& site, KernelArgs& args) {
   }
   std::vector<IValue> outs = run_recorded(*g, g, flat, node.range(), false);
   write_outputs(node.outputs(), outs, args);
+}
+
+namespace {
+
+// PyTorch's node names for in-place updates (`y += 1` is AddBackward0).
+std::string inplace_node_name(OpId op) {
+  switch (op) {
+    case OpId::add_:
+      return "AddBackward0";
+    case OpId::sub_:
+      return "SubBackward0";
+    case OpId::mul_:
+      return "MulBackward0";
+    case OpId::div_:
+      return "DivBackward0";
+    case OpId::copy_:
+      return "CopyBackwards";
+    case OpId::fill_:
+      return "FillBackward0";
+    default:
+      return "ZeroBackward0";
+  }
+}
+
+// Whether t covers all of its storage (it is no view into a larger tensor).
+bool whole_storage(const Tensor& t) {
+  return t.storage_offset() == 0 && t.is_contiguous() &&
+         static_cast<size_t>(t.numel()) * element_size(t.dtype()) == t.storage()->nbytes();
+}
+
+}  // namespace
+
+void record_inplace(const tsl::Node& node, EagerSite& site, KernelArgs& args) {
+  Tensor self = args.in(0).to_tensor();
+  const char* op = node.info().base_name().data();
+  std::string name(node.info().base_name());
+  if (self.requires_grad()) {
+    AutogradMeta* meta = meta_of(self);
+    TSL_CHECK(meta && meta->grad_fn,
+              "a leaf Variable that requires grad is being used in an "
+              "in-place operation (",
+              name, "); update it under `with no_grad():`");
+  }
+  TSL_CHECK(whole_storage(self), name,
+            ": an in-place update of a view, where the tape records it, is not supported by "
+            "TSL (PyTorch would rebase the view's base too); update the base tensor, or "
+            "write it out of place");
+  (void)op;
+  // mul_ and div_'s gradients read self as it was; it is about to be overwritten, so
+  // the node gets a copy with self's history (PyTorch saves the original self too).
+  std::vector<IValue> ins;
+  for (uint32_t i = 0; i < node.inputs().size(); ++i) ins.push_back(args.in(i));
+  if (node.op() == OpId::mul_ || node.op() == OpId::div_) {
+    Tensor original;
+    {
+      NoGradGuard no_grad;
+      original = call_op(OpId::clone, {IValue(self)}).at(0).to_tensor();
+    }
+    if (AutogradMeta* m = meta_of(self); m && m->grad_fn) {
+      set_history(original, m->grad_fn, m->output_nr);
+    } else if (self.requires_grad()) {
+      original.impl()->set_requires_grad(true);
+    }
+    ins[0] = IValue(original);
+  }
+  GraphBuilder probe(false);
+  for (size_t i = 0; i < node.inputs().size(); ++i) probe.add(node.input(i), ins[i]);
+  FlatInputs& flat = probe.flat();
+  std::shared_ptr<const CompiledGradient> g = site.lookup(flat.key);
+  if (!g) {
+    GraphBuilder b(true);
+    for (size_t i = 0; i < node.inputs().size(); ++i) b.add(node.input(i), ins[i]);
+    Graph& graph = b.graph();
+    std::vector<Value*> mapped;
+    for (const Value* v : node.inputs()) mapped.push_back(b.mapped(v));
+    tsl::Node* copy = graph.insert(graph.create(node.op(), mapped, 1));
+    copy->set_range(node.range());
+    copy->output()->set_type(node.output()->type());
+    Value* r = autodiff::out_of_place(graph, copy);
+    copy->output()->replace_all_uses_with(r);
+    copy->destroy();
+    add_outputs(graph, {r});
+    auto compiled = compile(b.graph_ptr(), b.flat().wrt, inplace_node_name(node.op()), "", false);
+    site.store(flat.key, compiled);
+    g = compiled;
+  }
+  // The update computed out of place with its history, then written into self, which
+  // takes that history (PyTorch rebases an updated tensor's grad_fn the same way).
+  std::vector<IValue> outs = run_recorded(*g, g, flat, node.range(), false);
+  Tensor r = outs.at(0).to_tensor();
+  {
+    NoGradGuard no_grad;
+    call_op(OpId::copy_, {IValue(self), IValue(r)});
+  }
+  if (AutogradMeta* rm = meta_of(r); rm && rm->grad_fn) {
+    set_history(self, rm->grad_fn, rm->output_nr);
+  }
+  args.out(0) = IValue(self);
 }
 
 void record_call(Function& callee, const tsl::Node& call, EagerSite& site, KernelArgs& args) {

@@ -52,6 +52,11 @@ bool needs_recording(const KernelArgs& args);
 // Runs `node` (an op with a derivative rule or a FusionGroup) on args' inputs through
 // its gradient, writes its outputs with their history.
 void record_op(const Node& node, EagerSite& site, KernelArgs& args);
+// An in-place update (add_, sub_, mul_, div_, copy_, fill_, zero_) of a tensor, when
+// an input requires grad: computed out of place through its gradient, written into
+// self, whose history becomes the new node (PyTorch's rebase). Errors as PyTorch's
+// for a leaf that requires grad; an update of a view is an error too.
+void record_inplace(const Node& node, EagerSite& site, KernelArgs& args);
 // The same for a call of a compiled function; `call` is the CallFunction node.
 void record_call(Function& callee, const Node& call, EagerSite& site, KernelArgs& args);
 
