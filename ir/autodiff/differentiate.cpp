@@ -490,6 +490,15 @@ bool has_effect(const Node* n) {
   return n->info().has(opflags::EFFECT) || n->op() == OpId::RaiseException;
 }
 
+bool effect_inside(const Node* n) {
+  for (const Block* nb : n->blocks()) {
+    for (const Node* m : *nb) {
+      if (has_effect(m) || m->op() == OpId::Loop || effect_inside(m)) return true;
+    }
+  }
+  return false;
+}
+
 bool remove_dead_in(Block* b) {
   bool changed = false;
   for (Node* n = b->return_node()->prev(); n != b->param_node();) {
@@ -497,12 +506,9 @@ bool remove_dead_in(Block* b) {
     for (Block* nb : n->blocks()) changed |= remove_dead_in(nb);
     bool used = has_effect(n) || n->op() == OpId::Loop;
     for (Value* o : n->outputs()) used |= o->has_uses();
-    if (!used && n->op() == OpId::If) {
-      used = false;
-      for (Block* nb : n->blocks()) {
-        for (Node* m : *nb) used |= has_effect(m);
-      }
-    }
+    // An If that computes nothing used is kept for effects anywhere inside it (a raise
+    // or an in-place update in a nested If too).
+    if (!used && n->op() == OpId::If) used = effect_inside(n);
     if (!used) {
       for (Block* nb : n->blocks()) {
         while (!nb->returns().empty()) nb->erase_return(0);

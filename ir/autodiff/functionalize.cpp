@@ -139,123 +139,242 @@ bool read_after(const Chain& c, const Value* v, const Node* user) {
   return false;
 }
 
-bool may_alias_through(const Node* n) {
-  if (n->info().has(opflags::VIEW)) return true;
+// Ops whose result may be (a view of) their first input: views, conversions that
+// return self when nothing changes, Optional wrapping, in-place updates (they return
+// self).
+bool returns_view_of_first_input(const Node* n) {
+  if (n->info().has(opflags::VIEW) || is_inplace_update(n->op())) return true;
   switch (n->op()) {
-    case OpId::to_dtype:  // returns self when the dtype is already right
+    case OpId::to_dtype:
     case OpId::to_device:
-    case OpId::ListConstruct:
-    case OpId::TupleConstruct:
-    case OpId::TupleUnpack:
-    case OpId::TupleIndex:
-    case OpId::getitem_list:
-    case OpId::append_list:
     case OpId::unwrap_optional:
     case OpId::to_optional:
       return true;
     default:
-      return is_inplace_update(n->op());
+      return false;
   }
 }
 
-// Every value that may share storage with v at run time.
-std::vector<const Value*> aliases_of(const Value* v) {
-  std::vector<const Value*> out{v};
-  std::unordered_set<const Value*> seen{v};
-  auto visit = [&](const Value* x) {
-    if (x->type()->kind() == TypeKind::Int || x->type()->kind() == TypeKind::Float) return;
-    if (seen.insert(x).second) out.push_back(x);
-  };
-  for (size_t i = 0; i < out.size(); ++i) {
-    const Value* x = out[i];
-    const Node* def = x->node();
-    if (def->op() == OpId::Param) {
-      const Block* b = def->owning_block();
-      const Node* owner = b->owning_node();
-      if (owner && owner->op() == OpId::Loop && x->offset() > 0) {
-        size_t k = x->offset() - 1;  // carried value k
-        visit(owner->input(k + 2));
-        visit(b->returns()[k + 1]);
-        visit(owner->output(k));
-      }
-    } else if (def->op() == OpId::ListConstruct || def->op() == OpId::TupleConstruct) {
-      for (const Value* in : def->inputs()) visit(in);  // its elements
-    } else if (may_alias_through(def) && !def->inputs().empty()) {
-      visit(def->input(0));  // a view's base, an update's self, a list's element
-    } else if (def->op() == OpId::If || def->op() == OpId::Loop) {
-      size_t k = x->offset();
-      if (def->op() == OpId::If) {
-        for (const Block* b : def->blocks()) visit(b->returns()[k]);
-      } else {
-        visit(def->block(0)->returns()[k + 1]);
-        visit(def->block(0)->params()[k + 1]);
-        visit(def->input(k + 2));
-      }
+// A flow-insensitive points-to analysis: each value's set of the allocations (values
+// that made fresh storage: op results, constants, graph inputs) it may refer to, and
+// for lists and tuples the allocations their elements may refer to. Two values may
+// alias when their sets meet. A merge (If, Loop) unions its sources, so `y = v if c
+// else x` aliases v and x while v and x stay apart.
+class PointsTo {
+ public:
+  explicit PointsTo(const Graph& g) {
+    // An input list's or tuple's elements are the caller's: they alias the input.
+    for (const Value* in : g.inputs()) {
+      pts_[in].insert(in);
+      contents_[in].insert(in);
     }
-    for (const Use& u : x->uses()) {
-      const Node* user = u.user;
-      bool element = user->op() == OpId::ListConstruct || user->op() == OpId::TupleConstruct;
-      if (user->op() == OpId::append_list) {
-        if (u.offset == 1) visit(user->input(0));  // the list now holds x
-      } else if (may_alias_through(user) && (element || u.offset == 0)) {
-        for (const Value* o : user->outputs()) visit(o);
-      } else if (user->op() == OpId::Return && user->owning_block()->owning_node()) {
-        const Node* owner = user->owning_block()->owning_node();
-        size_t k = u.offset;
-        if (owner->op() == OpId::If) {
-          visit(owner->output(k));
-        } else if (owner->op() == OpId::Loop && k > 0) {
-          visit(owner->output(k - 1));
-          visit(owner->block(0)->params()[k]);
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      visit_block(g.block(), changed);
+    }
+  }
+
+  bool may_alias(const Value* a, const Value* b) const {
+    const Set& x = of(a);
+    const Set& y = of(b);
+    for (const Value* o : x) {
+      if (y.count(o)) return true;
+    }
+    return false;
+  }
+
+  // Every value of the graph that may alias v.
+  std::vector<const Value*> aliases_of(const Value* v) const {
+    std::vector<const Value*> out;
+    for (const auto& [x, set] : pts_) {
+      if (x == v || may_alias(x, v)) out.push_back(x);
+    }
+    // In program order, so that the first problem reported is always the same one.
+    std::sort(out.begin(), out.end(), [](const Value* a, const Value* b) {
+      return std::make_pair(a->node()->id(), a->offset()) <
+             std::make_pair(b->node()->id(), b->offset());
+    });
+    return out;
+  }
+
+ private:
+  using Set = std::unordered_set<const Value*>;
+
+  const Set& of(const Value* v) const {
+    static const Set empty;
+    auto it = pts_.find(v);
+    return it == pts_.end() ? empty : it->second;
+  }
+
+  static bool add_all(Set& to, const Set& from) {
+    size_t before = to.size();
+    to.insert(from.begin(), from.end());
+    return to.size() != before;
+  }
+
+  void visit_block(const Block* b, bool& changed) {
+    for (const Value* p : b->params()) pts_[p];  // known, maybe empty
+    for (const Node* n : *b) visit(n, changed);
+  }
+
+  void visit(const Node* n, bool& changed) {
+    for (const Block* nb : n->blocks()) visit_block(nb, changed);
+    switch (n->op()) {
+      case OpId::If:
+        for (size_t k = 0; k < n->outputs().size(); ++k) {
+          for (const Block* nb : n->blocks())
+            changed |= add_all(pts_[n->output(k)], of(nb->returns()[k]));
+          changed |= add_all(contents_[n->output(k)], contents_of_returns(n, k));
         }
-      } else if (user->op() == OpId::Loop && u.offset >= 2) {
-        size_t k = u.offset - 2;
-        visit(user->block(0)->params()[k + 1]);
-        visit(user->output(k));
+        return;
+      case OpId::Loop: {
+        const Block* body = n->block(0);
+        for (size_t k = 0; k < n->outputs().size(); ++k) {
+          const Value* p = body->params()[k + 1];
+          changed |= add_all(pts_[p], of(n->input(k + 2)));
+          changed |= add_all(pts_[p], of(body->returns()[k + 1]));
+          changed |= add_all(contents_[p], contents(n->input(k + 2)));
+          changed |= add_all(contents_[p], contents(body->returns()[k + 1]));
+          changed |= add_all(pts_[n->output(k)], of(p));
+          changed |= add_all(contents_[n->output(k)], contents(p));
+        }
+        return;
       }
+      case OpId::ListConstruct:
+      case OpId::TupleConstruct:
+        pts_[n->output()].insert(n->output());
+        for (const Value* in : n->inputs()) changed |= add_all(contents_[n->output()], of(in));
+        return;
+      case OpId::append_list:
+        changed |= add_all(contents_[n->input(0)], of(n->input(1)));
+        return;
+      case OpId::getitem_list:
+      case OpId::TupleIndex:
+      case OpId::TupleUnpack:
+        for (const Value* o : n->outputs()) changed |= add_all(pts_[o], contents(n->input(0)));
+        return;
+      default:
+        break;
+    }
+    if (returns_view_of_first_input(n) && !n->inputs().empty()) {
+      for (const Value* o : n->outputs()) {
+        changed |= add_all(pts_[o], of(n->input(0)));
+        changed |= add_all(contents_[o], contents(n->input(0)));
+      }
+      return;
+    }
+    for (const Value* o : n->outputs()) pts_[o].insert(o);  // fresh storage
+  }
+
+  Set contents(const Value* v) const {
+    auto it = contents_.find(v);
+    return it == contents_.end() ? Set() : it->second;
+  }
+  Set contents_of_returns(const Node* n, size_t k) const {
+    Set out;
+    for (const Block* nb : n->blocks()) add_all(out, contents(nb->returns()[k]));
+    return out;
+  }
+
+  std::unordered_map<const Value*, Set> pts_;
+  std::unordered_map<const Value*, Set> contents_;
+};
+
+// Reads of a tensor's metadata, which an in-place update never changes.
+bool reads_only_metadata(const Node* user) {
+  switch (user->op()) {
+    case OpId::size:
+    case OpId::size_dim:
+    case OpId::dim:
+    case OpId::numel:
+    case OpId::is_floating_point:
+    case OpId::len_tensor:
+    case OpId::dtype:
+    case OpId::device:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// What must hold for the out-of-place rewrite to be exact.
+struct Conditions {
+  std::string never;  // a reason the rewrite is never exact here, or ""
+  // Values that must not share storage with self when the update runs, checked at
+  // run time: inputs it may alias, and aliases read afterwards that may be it.
+  std::vector<Value*> inputs;
+  std::vector<Value*> read_later;
+  std::vector<Use> replace;  // later reads of self itself, to read the new value
+};
+
+Conditions conditions_for(const Graph& g, Node* n, const PointsTo& points_to) {
+  Conditions c;
+  Value* self = n->input(0);
+  Chain chain(n);
+  for (Value* in : g.inputs()) {
+    if (points_to.may_alias(in, self)) c.inputs.push_back(in);
+  }
+  for (const Value* a : points_to.aliases_of(self)) {
+    if (!defined_before(chain, a)) continue;
+    for (const Use& u : a->uses()) {
+      if (u.user == n || reads_only_metadata(u.user) || !read_after(chain, a, u.user)) continue;
+      if (a == self && site_of(chain, u.user).level == 0) {
+        c.replace.push_back(u);
+        continue;
+      }
+      if (a == self) {
+        c.never =
+            "the updated tensor is read again after the branch or loop around it, or "
+            "by the next iteration";
+        return c;
+      }
+      c.read_later.push_back(const_cast<Value*>(a));
+      break;
     }
   }
-  return out;
+  return c;
 }
 
-[[noreturn]] void unsafe(const Node* n, const std::string& why) {
-  compile_error(n->range(), std::string("cannot differentiate through this in-place update (") +
-                                std::string(n->info().base_name()) + "): " + why +
-                                "; write it out of place (`x = x + y`) instead");
+std::string message_for(const Node* n, const std::string& why) {
+  return "cannot differentiate through this in-place update (" +
+         std::string(n->info().base_name()) + "): " + why +
+         "; write it out of place (`x = x + y`) instead";
 }
 
-// Rewrites one in-place update; false when it has no gradient to carry.
+// Inserts before n a run-time check that n's self shares storage with none of `others`.
+void check_apart(Graph& g, Node* n, const std::vector<Value*>& others, const std::string& why) {
+  if (others.empty()) return;
+  Value* text = g.insert_constant(IValue(message_for(n, why)), Type::str_(), n->range());
+  std::vector<Value*> ins{text, n->input(0)};
+  ins.insert(ins.end(), others.begin(), others.end());
+  g.insert(g.create(OpId::AutogradNoAlias, ins, 0))->set_range(n->range());
+}
+
+// Rewrites one in-place update; false when it has no gradient to carry. Where the
+// rewrite would not be exact, the update raises a runtime error when it runs instead
+// of computing a wrong gradient: always, or when run-time storage shows that a
+// may-alias is one (`y = v if c else x` aliases x only when c is false).
 bool functionalize_one(Graph& g, Node* n, const Dependence& dep) {
   bool involved = std::any_of(n->inputs().begin(), n->inputs().end(),
                               [&](const Value* v) { return dep.requiring.count(v) > 0; });
   if (!involved) return false;
-  const Value* self = n->input(0);
-  Chain chain(n);
-  std::vector<Use> replace;
-  for (const Value* a : aliases_of(self)) {
-    if (!defined_before(chain, a)) continue;
-    for (const Use& u : a->uses()) {
-      if (u.user == n || !read_after(chain, a, u.user)) continue;
-      bool same_block = site_of(chain, u.user).level == 0;
-      if (a == self && same_block) {
-        replace.push_back(u);
-        continue;
-      }
-      if (a == self) {
-        unsafe(n,
-               "the updated tensor is read again after the branch or loop around it, or "
-               "by the next iteration");
-      }
-      unsafe(n,
-             "another alias of the updated tensor (a view of it, a tensor it is a view "
-             "of, or a variable sharing it) is read after the update");
+  Conditions c = conditions_for(g, n, PointsTo(g));
+  {
+    InsertPointGuard guard(g, n);
+    if (!c.never.empty()) {
+      Value* text = g.insert_constant(IValue(message_for(n, c.never)), Type::str_(), n->range());
+      g.insert(g.create(OpId::RaiseException, {text}, 0))->set_range(n->range());
+      c.replace.clear();
+    } else {
+      check_apart(g, n, c.inputs, "it updates an input of the function being differentiated");
+      check_apart(g, n, c.read_later,
+                  "another alias of the updated tensor (a view of it, a tensor it is a view "
+                  "of, or a variable sharing it) is read after the update");
     }
   }
-  if (self->node()->op() == OpId::Param && self->node()->owning_block() == g.block()) {
-    unsafe(n, "it updates an input of the function being differentiated");
-  }
   Value* r = out_of_place(g, n);
-  for (const Use& u : replace) u.user->replace_input(u.offset, r);
+  for (const Use& u : c.replace) u.user->replace_input(u.offset, r);
   n->output()->replace_all_uses_with(r);
   n->destroy();
   return true;

@@ -233,7 +233,8 @@ class Analysis : public Dependence {
                       n->op() == OpId::TupleUnpack || n->op() == OpId::TupleIndex ||
                       n->op() == OpId::unwrap_optional || n->op() == OpId::to_optional ||
                       n->op() == OpId::getitem_list;
-    if (!structural && !derivative_rule(n->op())) return;
+    // An in-place update's result (its self, updated) depends on all its operands.
+    if (!structural && !derivative_rule(n->op()) && !is_inplace_update(n->op())) return;
     bool any = std::any_of(ins.begin(), ins.end(), [&](const Value* v) { return req(v); });
     if (!any) return;
     for (const Value* o : n->outputs()) mark(o);

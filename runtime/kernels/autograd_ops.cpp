@@ -143,6 +143,25 @@ void autograd_zeros(KernelArgs& a) {
   }
 }
 
+bool shares_storage(const TensorImpl* t, const IValue& v) {
+  if (v.is_tensor())
+    return v.tensor_impl() && v.tensor_impl()->storage().get() == t->storage().get();
+  if (v.is_list()) {
+    for (const IValue& e : v.to_list().elements) {
+      if (shares_storage(t, e)) return true;
+    }
+  }
+  return false;
+}
+
+void autograd_no_alias(KernelArgs& a) {
+  const TensorImpl* self = a.in(1).tensor_impl();
+  if (!self) return;
+  for (uint32_t i = 2; i < a.num_inputs(); ++i) {
+    if (shares_storage(self, a.in(i))) TSL_ERROR(a.in(0).to_str());
+  }
+}
+
 void any_defined(KernelArgs& a) {
   bool any = false;
   for (uint32_t i = 0; i < a.num_inputs() && !any; ++i) any = is_defined(a.in(i));
@@ -246,6 +265,7 @@ void register_autograd_kernels() {
   TSL_REGISTER_GENERIC_RAW(AutogradAdd, autograd_add);
   TSL_REGISTER_GENERIC_RAW(AutogradZeros, autograd_zeros);
   TSL_REGISTER_GENERIC_RAW(AnyDefined, any_defined);
+  TSL_REGISTER_GENERIC_RAW(AutogradNoAlias, autograd_no_alias);
   TSL_REGISTER_GENERIC(keepdim_size, keepdim_size);
   TSL_REGISTER_GENERIC(matmul_operand_size, matmul_operand_size);
   TSL_REGISTER_GENERIC(matmul_full_size, matmul_full_size);

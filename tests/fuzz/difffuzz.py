@@ -157,15 +157,22 @@ def compare(t_out, p_out):
 
 # ---- one program ---------------------------------------------------------------------------
 class Outcome:
-    AGREE, MISMATCH, TSL_ERROR, TSL_CRASH, BAD_PROGRAM = (
-        "agree", "mismatch", "tsl-error", "tsl-crash", "bad-program")
+    AGREE, BOTH_RAISE, MISMATCH, TSL_ERROR, TSL_CRASH, BAD_PROGRAM = (
+        "agree", "both-raise", "mismatch", "tsl-error", "tsl-crash", "bad-program")
 
 
 def judge(src, tsl, worker, workdir):
     """(outcome, detail) of one program."""
     ok, p_out, p_err = worker.run(src)
     if not ok:
-        return Outcome.BAD_PROGRAM, p_err.strip().splitlines()[-1] if p_err.strip() else "?"
+        p_last = p_err.strip().splitlines()[-1] if p_err.strip() else "?"
+        # A runtime error in both, after the same output (a leaf updated in place, say):
+        # they agree. Anything else Python rejects is the generator's fault.
+        if p_last.startswith("RuntimeError"):
+            rc, t_out, t_err = run_tsl(tsl, src, workdir)
+            if rc == 1 and compare(t_out, p_out) is None:
+                return Outcome.BOTH_RAISE, p_last
+        return Outcome.BAD_PROGRAM, p_last
     rc, t_out, t_err = run_tsl(tsl, src, workdir)
     if rc < 0 or rc in (3, 124, 134, 139):
         first = (t_err.strip().splitlines() or ["?"])[0]
@@ -270,6 +277,7 @@ def main():
     ap.add_argument("--features", default="", help="comma-separated generator features")
     ap.add_argument("--no-minimize", action="store_true")
     ap.add_argument("--replay", help="judge this one program file and print both outputs")
+    ap.add_argument("--reduce", help="minimize this program file, keeping its failure")
     ap.add_argument("--show", type=int, help="print the program of this seed and exit")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args()
@@ -285,6 +293,14 @@ def main():
     tsl = os.path.abspath(args.tsl)
     workdir = tempfile.mkdtemp(prefix="difffuzz-")
     workers = [PythonWorker(args.python) for _ in range(args.jobs)]
+
+    if args.reduce:
+        src = open(args.reduce).read()
+        outcome, detail = judge(src, tsl, workers[0], workdir)
+        print("# %s: %s" % (outcome, detail))
+        if outcome not in (Outcome.AGREE, Outcome.BOTH_RAISE):
+            sys.stdout.write(minimize(src, outcome, detail, tsl, workers[0], workdir, 600))
+        return 0
 
     if args.replay:
         src = open(args.replay).read()
@@ -307,7 +323,7 @@ def main():
         outcome, detail = judge(src, tsl, w, workdir)
         with lock:
             counts[outcome] = counts.get(outcome, 0) + 1
-        if outcome != Outcome.AGREE:
+        if outcome not in (Outcome.AGREE, Outcome.BOTH_RAISE):
             small = src
             if outcome != Outcome.BAD_PROGRAM and not args.no_minimize:
                 small = minimize(src, outcome, detail, tsl, w, workdir)
