@@ -75,6 +75,8 @@ void register_reduction_derivatives(DerivativeTable& table);
 void register_shape_derivatives(DerivativeTable& table);
 void register_linalg_nn_derivatives(DerivativeTable& table);
 void register_conv_pool_derivatives(DerivativeTable& table);
+void register_einsum_derivatives(DerivativeTable& table);
+void register_nn_layer_derivatives(DerivativeTable& table);
 
 // Helpers shared by the rule files.
 // Adds tangents, treating null as zero.
