@@ -39,6 +39,18 @@ bool packs_tensors(const Argument& a, size_t index, size_t num_positional_params
          first_actual->is_tensor();
 }
 
+// The element type of a list packed from arguments: int, or Tensor refined with the
+// elements' dtype when they share one (the list is the call's own, never appended to,
+// so dtype inference may rely on it).
+TypePtr packed_element_type(const std::vector<Value*>& elements) {
+  if (!elements[0]->type()->is_tensor()) return Type::int_();
+  std::optional<DType> d = elements[0]->type()->tensor_dtype();
+  for (const Value* v : elements) {
+    if (v->type()->tensor_dtype() != d) return Type::tensor();
+  }
+  return d ? Type::tensor(*d) : Type::tensor();
+}
+
 const Value* constant_string(const Value* v) {
   const Node* n = v->node();
   if (n->op() == OpId::Constant && n->attr("value").is_str()) return v;
@@ -251,10 +263,9 @@ MatchedOp emit_plan(Graph& graph, const FunctionSchema& s, const Plan& plan,
         std::vector<Value*> elements;
         for (size_t k = 0; k < src.count; ++k)
           elements.push_back(args[positional[src.first + k]].value);
-        bool tensors = elements[0]->type()->is_tensor();
         Node* list = graph.insert(graph.create(OpId::ListConstruct, elements, 1));
         list->set_range(range);
-        list->output()->set_type(Type::list(tensors ? Type::tensor() : Type::int_()));
+        list->output()->set_type(Type::list(packed_element_type(elements)));
         m.inputs.push_back(list->output());
         break;
       }
