@@ -60,6 +60,10 @@ std::vector<Sym> einsum_vjp(const RuleContext& c) {
   std::vector<Sym> x = operands_of(c.input(1), e.operands.size());
   std::vector<Sym> grads;
   for (size_t k = 0; k < x.size(); ++k) {
+    if (!c.needs_element(1, k)) {
+      grads.push_back(undefined());  // an operand without a gradient (data, a constant)
+      continue;
+    }
     EinsumEquation back;
     back.operands.push_back(e.output);
     std::vector<Sym> args{c.grad()};
