@@ -174,6 +174,10 @@ TEST(Einsum, BackwardForms) {
               backward("i->ij", {ramp({2})}, {3, 3});
             }),
             "einsum_backward: output size [3, 3] does not fit subscript i of size 2");
+  EXPECT_EQ(error_of([&] {
+              backward("i->ii", {ramp({3})}, {3, 1});
+            }),
+            "einsum_backward: output subscript i has sizes 3 and 1");
 }
 
 }  // namespace

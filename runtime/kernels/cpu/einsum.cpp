@@ -114,6 +114,11 @@ void merge_sizes(Labels& l, const Tensor& t, size_t k, int64_t covered) {
 // (a broadcast); one of another size must match or be 1 there (summed).
 void merge_output_sizes(Labels& l, const std::vector<int64_t>& out_size) {
   for (size_t d = 0; d < l.output.size(); ++d) {
+    for (size_t e = 0; e < d; ++e) {
+      TSL_CHECK(l.output[e] != l.output[d] || out_size[e] == out_size[d],
+                "einsum_backward: output subscript ", label_name(l.output[d]), " has sizes ",
+                out_size[e], " and ", out_size[d]);
+    }
     int64_t s = out_size[d], &seen = l.size[l.output[d]];
     if (s == 1 || seen == s) continue;
     TSL_CHECK(seen == 1, "einsum_backward: output size ", shape_str(out_size),
@@ -290,6 +295,17 @@ Tensor write_output(const Factor& r, const Labels& l, const std::vector<bool>& k
   return out;
 }
 
+// The labels the output keeps: in the output with their full size (not 1 there while
+// larger elsewhere, which einsum_backward sums). Labels of size 1 are dropped.
+std::vector<bool> kept_labels(const Labels& l, const std::vector<int64_t>* out_size) {
+  std::vector<bool> kept(kMaxLabels, false);
+  for (size_t d = 0; d < l.output.size(); ++d) {
+    int label = l.output[d];
+    kept[label] = l.size[label] != 1 && (!out_size || (*out_size)[d] == l.size[label]);
+  }
+  return kept;
+}
+
 void check_operand_count(const EinsumEquation& e, const std::vector<Tensor>& tensors) {
   TSL_CHECK(!tensors.empty(),
             "einsum(): must specify the equation string and at least one operand, or at least "
@@ -307,13 +323,7 @@ Tensor einsum_impl(const std::string& equation, const std::vector<Tensor>& tenso
   EinsumEquation e = parse_einsum_equation(equation, out_size == nullptr);
   check_operand_count(e, tensors);
   Labels l = label_dims(e, tensors, out_size);
-  // A label the output keeps: in the output with its full size (not 1 there while
-  // larger elsewhere, which einsum_backward sums). Labels of size 1 are dropped.
-  std::vector<bool> kept(kMaxLabels, false);
-  for (size_t d = 0; d < l.output.size(); ++d) {
-    int label = l.output[d];
-    kept[label] = l.size[label] != 1 && (!out_size || (*out_size)[d] == l.size[label]);
-  }
+  std::vector<bool> kept = kept_labels(l, out_size);
   std::vector<Factor> factors;
   std::vector<int64_t> last_use(kMaxLabels, -1);
   for (size_t k = 0; k < tensors.size(); ++k) {
