@@ -107,6 +107,17 @@ std::optional<DType> binary_dtype(const std::vector<Value*>& inputs, size_t firs
   return promote(ops);
 }
 
+// einsum of operands of one dtype (known for tensors passed one by one, see
+// packed_element_type): float and int64 keep it (sums and products alike); bools stay
+// bool in products but sum to int64, which the equation decides.
+std::optional<DType> einsum_dtype(const std::vector<Value*>& inputs) {
+  if (inputs.size() < 2) return std::nullopt;
+  const TypePtr& t = inputs[1]->type();
+  if (t->kind() != TypeKind::List || !t->element()->is_tensor()) return std::nullopt;
+  std::optional<DType> d = t->element()->tensor_dtype();
+  return d == DType::Bool ? std::nullopt : d;
+}
+
 // The dtype of the first result, by op.
 std::optional<DType> first_result_dtype(const FunctionSchema& schema,
                                         const std::vector<Value*>& inputs) {
@@ -133,6 +144,7 @@ std::optional<DType> first_result_dtype(const FunctionSchema& schema,
       return DType::Bool;
     case OpId::argmax:
     case OpId::argmin:
+    case OpId::one_hot:
     case OpId::randint:
     case OpId::randint_high:
       return DType::Int64;
@@ -193,6 +205,12 @@ std::optional<DType> first_result_dtype(const FunctionSchema& schema,
     case OpId::dot:
     case OpId::outer:
       return binary_dtype(inputs, 0, 2);
+    // baddbmm computes in batch1's dtype; embedding gives rows of weight.
+    case OpId::baddbmm:
+    case OpId::embedding:
+      return inputs.size() > 1 ? self_dtype({inputs[1]}) : std::nullopt;
+    case OpId::einsum:
+      return einsum_dtype(inputs);
     // Reductions: integers sum to int64.
     case OpId::sum:
     case OpId::prod:
@@ -252,6 +270,15 @@ std::optional<DType> first_result_dtype(const FunctionSchema& schema,
     case OpId::cross_entropy:
     case OpId::nll_loss:
     case OpId::linear:
+    case OpId::masked_fill_scalar:
+    case OpId::masked_fill_tensor:
+    case OpId::tril:
+    case OpId::triu:
+    case OpId::diag:
+    case OpId::sort:
+    case OpId::sort_stable:
+    case OpId::topk:
+    case OpId::layer_norm:
       return self_dtype(inputs);
     case OpId::cat:
     case OpId::stack: {
@@ -272,8 +299,11 @@ void infer_result_dtypes(const FunctionSchema& schema, const std::vector<Value*>
                          std::vector<TypePtr>& results) {
   if (results.empty() || results[0]->kind() != TypeKind::Tensor) return;
   if (std::optional<DType> d = first_result_dtype(schema, inputs)) results[0] = Type::tensor(*d);
-  // max(x, dim) / min(x, dim): the second result holds int64 indices.
-  if ((schema.op == OpId::max_dim || schema.op == OpId::min_dim) && results.size() > 1) {
+  // max(x, dim), min(x, dim), sort, topk: the second result holds int64 indices.
+  bool indices = schema.op == OpId::max_dim || schema.op == OpId::min_dim ||
+                 schema.op == OpId::sort || schema.op == OpId::sort_stable ||
+                 schema.op == OpId::topk;
+  if (indices && results.size() > 1) {
     results[1] = Type::tensor(DType::Int64);
   }
 }

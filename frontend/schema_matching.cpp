@@ -11,9 +11,10 @@ namespace {
 
 // Where a schema argument gets its value from.
 struct ArgSource {
-  enum Kind { Positional, Keyword, Default, PackedInts, Variadic } kind = Default;
+  // Packed: positional arguments gathered into the list parameter they start at.
+  enum Kind { Positional, Keyword, Default, Packed, Variadic } kind = Default;
   size_t first = 0;  // index into the call's args
-  size_t count = 0;  // PackedInts / Variadic
+  size_t count = 0;  // Packed / Variadic
   Conversion conversion = Conversion::None;
 };
 
@@ -24,6 +25,30 @@ struct Plan {
 
 bool is_int_list(const TypePtr& t) {
   return t->kind() == TypeKind::List && t->element()->kind() == TypeKind::Int;
+}
+
+bool is_tensor_list(const TypePtr& t) {
+  return t->kind() == TypeKind::List && t->element()->kind() == TypeKind::Tensor;
+}
+
+// TorchScript's varargsCanBeUsedAsList for tensors: tensors given one by one where the
+// last positional parameter is a Tensor[] (`torch.einsum('ij,jk', a, b)`) are that list.
+bool packs_tensors(const Argument& a, size_t index, size_t num_positional_params,
+                   const TypePtr& first_actual) {
+  return index + 1 == num_positional_params && is_tensor_list(a.type) && a.fixed_size == 0 &&
+         first_actual->is_tensor();
+}
+
+// The element type of a list packed from arguments: int, or Tensor refined with the
+// elements' dtype when they share one (the list is the call's own, never appended to,
+// so dtype inference may rely on it).
+TypePtr packed_element_type(const std::vector<Value*>& elements) {
+  if (!elements[0]->type()->is_tensor()) return Type::int_();
+  std::optional<DType> d = elements[0]->type()->tensor_dtype();
+  for (const Value* v : elements) {
+    if (v->type()->tensor_dtype() != d) return Type::tensor();
+  }
+  return d ? Type::tensor(*d) : Type::tensor();
 }
 
 const Value* constant_string(const Value* v) {
@@ -44,8 +69,11 @@ std::string arg_type_list(const std::vector<CallArg>& args) {
 
 // Checks one schema against the call; on failure, says why in `why` when given (a
 // call tries overloads until one fits: the text is made only for the error).
+// `pack_tensors`: tensors given one by one may fill a Tensor[] parameter (tried only
+// when no overload accepts the call without, so `sum(x)` stays the reduction rather
+// than sum.tensor_list of [x]).
 std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg>& args,
-                              std::string* why) {
+                              bool pack_tensors, std::string* why) {
   bool nums = op_info(s.op).has(opflags::NUMS);
   Plan plan;
   plan.sources.resize(s.arguments.size());
@@ -85,9 +113,24 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
           return std::nullopt;
         }
       }
-      plan.sources[ai] = {ArgSource::PackedInts, p, count};
+      plan.sources[ai] = {ArgSource::Packed, p, count};
       filled[ai] = true;
       p += count;
+      continue;
+    }
+    if (pack_tensors &&
+        packs_tensors(a, ai, num_positional_params, args[positional[p]].value->type())) {
+      for (size_t k = p; k < positional.size(); ++k) {
+        if (!args[positional[k]].value->type()->is_tensor()) {
+          if (why)
+            *why = "argument '" + a.name + "' takes a list of tensors or tensors as separate " +
+                   "arguments, not " + args[positional[k]].value->type()->str();
+          return std::nullopt;
+        }
+      }
+      plan.sources[ai] = {ArgSource::Packed, p, positional.size() - p};
+      filled[ai] = true;
+      p = positional.size();
       continue;
     }
     plan.sources[ai] = {ArgSource::Positional, positional[p], 1};
@@ -141,7 +184,7 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
     const Argument& a = s.arguments[ai];
     ArgSource& src = plan.sources[ai];
     if (a.type->kind() == TypeKind::Tensor) has_tensor_param = true;
-    if (src.kind == ArgSource::Default || src.kind == ArgSource::PackedInts) continue;
+    if (src.kind == ArgSource::Default || src.kind == ArgSource::Packed) continue;
     if (src.kind == ArgSource::Variadic) {
       for (size_t k = 0; k < src.count; ++k) {
         const Value* v = args[positional[src.first + k]].value;
@@ -216,13 +259,13 @@ MatchedOp emit_plan(Graph& graph, const FunctionSchema& s, const Plan& plan,
       case ArgSource::Default:
         m.inputs.push_back(emit_default(graph, a, plan.var, range));
         break;
-      case ArgSource::PackedInts: {
-        std::vector<Value*> ints;
+      case ArgSource::Packed: {
+        std::vector<Value*> elements;
         for (size_t k = 0; k < src.count; ++k)
-          ints.push_back(args[positional[src.first + k]].value);
-        Node* list = graph.insert(graph.create(OpId::ListConstruct, ints, 1));
+          elements.push_back(args[positional[src.first + k]].value);
+        Node* list = graph.insert(graph.create(OpId::ListConstruct, elements, 1));
         list->set_range(range);
-        list->output()->set_type(Type::list(Type::int_()));
+        list->output()->set_type(Type::list(packed_element_type(elements)));
         m.inputs.push_back(list->output());
         break;
       }
@@ -370,16 +413,18 @@ Value* unwrap_grad_read(Graph& graph, Value* v, const SourceRange& range) {
 MatchedOp match_and_emit(Graph& graph, const std::vector<OpId>& candidates,
                          const std::vector<CallArg>& args, const SourceRange& call_range,
                          const std::string& display_name) {
-  for (OpId op : candidates) {
-    const FunctionSchema& s = schema_of(op);
-    if (auto plan = plan_call(s, args, nullptr))
-      return emit_plan(graph, s, *plan, args, call_range);
+  for (bool pack_tensors : {false, true}) {
+    for (OpId op : candidates) {
+      const FunctionSchema& s = schema_of(op);
+      if (auto plan = plan_call(s, args, pack_tensors, nullptr))
+        return emit_plan(graph, s, *plan, args, call_range);
+    }
   }
   // No overload fits: the same checks again, this time saying why each failed.
   std::vector<std::string> reasons;
   for (OpId op : candidates) {
     std::string why;
-    plan_call(schema_of(op), args, &why);
+    plan_call(schema_of(op), args, true, &why);
     reasons.push_back(why);
   }
   if (candidates.size() == 1) {

@@ -1,6 +1,7 @@
 // Matching the arguments of a call against op schemas: positional and keyword
-// arguments, defaults, varargs sizes (`zeros(2, 3)`), the implicit conversions TSL
-// allows, and overload resolution across the rows of one op name.
+// arguments, defaults, varargs sizes (`zeros(2, 3)`) and tensors (`einsum('ij,jk', a, b)`
+// for a Tensor[]), the implicit conversions TSL allows, and overload resolution across
+// the rows of one op name.
 #pragma once
 
 #include <optional>
@@ -25,10 +26,10 @@ struct MatchedOp {
   std::vector<TypePtr> result_types;
 };
 
-// Tries the overloads in table order and inserts the first that accepts the
-// arguments (with the nodes its conversions and defaults need) at the graph's
-// insertion point. On failure throws a compile error at `call_range` that says why
-// (for one candidate) or lists the candidates.
+// Tries the overloads in table order (a match that packs tensors into a list only when
+// none fits without) and inserts the first that accepts the arguments (with the nodes
+// its conversions and defaults need) at the graph's insertion point. On failure throws a compile
+// error at `call_range` that says why (for one candidate) or lists the candidates.
 MatchedOp match_and_emit(Graph& graph, const std::vector<OpId>& candidates,
                          const std::vector<CallArg>& args, const SourceRange& call_range,
                          const std::string& display_name);

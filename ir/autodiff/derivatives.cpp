@@ -74,6 +74,8 @@ const DerivativeRule* derivative_rule(OpId op) {
     register_shape_derivatives(*t);
     register_linalg_nn_derivatives(*t);
     register_conv_pool_derivatives(*t);
+    register_einsum_derivatives(*t);
+    register_nn_layer_derivatives(*t);
     return t;
   }();
   const DerivativeRule& r = (*table)[static_cast<size_t>(op)];

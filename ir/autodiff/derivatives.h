@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <vector>
 
 #include "ir/autodiff/sym.h"
@@ -43,6 +44,15 @@ class RuleContext {
   // ---- Reverse mode
   Sym grad(size_t i = 0) const { return grads_.at(i); }
   bool needs(size_t i) const { return i < needs_.size() && needs_[i]; }
+  // For input i a list written out ([a, b], which autodiff hands its gradient
+  // element by element): whether element k needs one. Else needs(i).
+  bool needs_element(size_t i, size_t k) const {
+    auto it = element_needs_.find(i);
+    return it == element_needs_.end() ? needs(i) : k < it->second.size() && it->second[k];
+  }
+  void set_element_needs(size_t i, std::vector<bool> needs) {
+    element_needs_[i] = std::move(needs);
+  }
   // g summed to input i's shape and converted to its dtype (broadcasting, promotion).
   Sym reduce_to(Sym g, size_t i) const;
 
@@ -58,6 +68,7 @@ class RuleContext {
   std::vector<Sym> grads_;
   std::vector<Sym> tangents_;
   std::vector<bool> needs_;
+  std::map<size_t, std::vector<bool>> element_needs_;
 };
 
 using VjpRule = std::vector<Sym> (*)(const RuleContext&);
@@ -80,6 +91,8 @@ void register_reduction_derivatives(DerivativeTable& table);
 void register_shape_derivatives(DerivativeTable& table);
 void register_linalg_nn_derivatives(DerivativeTable& table);
 void register_conv_pool_derivatives(DerivativeTable& table);
+void register_einsum_derivatives(DerivativeTable& table);
+void register_nn_layer_derivatives(DerivativeTable& table);
 
 // Helpers shared by the rule files.
 // Adds tangents, treating null as zero.

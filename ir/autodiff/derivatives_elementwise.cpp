@@ -268,6 +268,25 @@ std::vector<Sym> where_jvp(const RuleContext& c) {
   return {expand(t, size(c.output()))};
 }
 
+// masked_fill(self, mask, value): self's gradient where the mask is False; a tensor
+// value (0-dim, masked_fill.Tensor) gets the sum of the gradient where it is True.
+std::vector<Sym> masked_fill_vjp(const RuleContext& c) {
+  Sym g = c.grad(), mask = c.input(1);
+  Sym gself, gvalue;
+  if (c.needs(0)) gself = c.reduce_to(call(OpId::masked_fill_scalar, {g, mask, 0.0}), 0);
+  if (c.needs(2) && c.is_tensor_input(2)) {
+    gvalue = to_dtype(sum_all(where(mask, g, 0.0)), dtype_of(c.input(2)));
+  }
+  return {gself, Sym(), gvalue};
+}
+std::vector<Sym> masked_fill_jvp(const RuleContext& c) {
+  Sym ts = c.tangent(0), tv = c.is_tensor_input(2) ? c.tangent(2) : Sym();
+  if (!ts && !tv) return {Sym()};
+  Sym base = ts ? ts : zeros_like(c.input(0));
+  if (!tv) return {call(OpId::masked_fill_scalar, {base, c.input(1), 0.0})};
+  return {call(OpId::masked_fill_tensor, {base, c.input(1), tv})};
+}
+
 // Gradient sums: AutogradAdd(a, b) is linear in both.
 std::vector<Sym> autograd_add_vjp(const RuleContext& c) { return {c.grad(), c.grad()}; }
 std::vector<Sym> autograd_add_jvp(const RuleContext& c) {
@@ -337,6 +356,8 @@ void register_elementwise_derivatives(DerivativeTable& table) {
   TSL_BINARY_RULE(minimum, d_min_self, d_min_other);
   TSL_BINARY_RULE(min_other, d_min_self, d_min_other);
   TSL_DERIVATIVE(where, where_vjp, where_jvp);
+  TSL_DERIVATIVE(masked_fill_scalar, masked_fill_vjp, masked_fill_jvp);
+  TSL_DERIVATIVE(masked_fill_tensor, masked_fill_vjp, masked_fill_jvp);
   TSL_DERIVATIVE(AutogradAdd, autograd_add_vjp, autograd_add_jvp);
   TSL_DERIVATIVE(AutogradZeros, autograd_zeros_vjp, autograd_zeros_jvp);
 }

@@ -81,6 +81,27 @@ std::vector<Sym> linear_jvp(const RuleContext& c) {
   return {out};
 }
 
+// baddbmm(self, b1, b2, beta, alpha) = beta self + alpha b1 @ b2; self broadcasts.
+std::vector<Sym> baddbmm_vjp(const RuleContext& c) {
+  Sym g = c.grad(), beta = c.input(3), alpha = c.input(4);
+  Sym gself, g1, g2;
+  if (c.needs(0)) gself = c.reduce_to(g * beta, 0);
+  if (c.needs(1)) g1 = call(OpId::bmm, {g, transpose(c.input(2), 1, 2)}) * alpha;
+  if (c.needs(2)) g2 = call(OpId::bmm, {transpose(c.input(1), 1, 2), g}) * alpha;
+  return {gself, g1, g2};
+}
+// Linear in self and b1 together (baddbmm of their tangents), plus b1 @ t2.
+std::vector<Sym> baddbmm_jvp(const RuleContext& c) {
+  Sym ts = c.tangent(0), t1 = c.tangent(1), t2 = c.tangent(2);
+  Sym out;
+  if (ts || t1) {
+    out = call(OpId::baddbmm, {ts ? ts : zeros_like(c.input(0)), t1 ? t1 : zeros_like(c.input(1)),
+                               c.input(2), c.input(3), c.input(4)});
+  }
+  if (t2) out = add_tangents(out, call(OpId::bmm, {c.input(1), t2}) * c.input(4));
+  return {out};
+}
+
 // softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g).
 Sym dim_list(Sym dim) {
   Graph& g = FormulaScope::graph();
@@ -281,6 +302,7 @@ void register_linalg_nn_derivatives(DerivativeTable& table) {
   TSL_DERIVATIVE(dot, dot_vjp, bilinear_jvp);
   TSL_DERIVATIVE(outer, outer_vjp, bilinear_jvp);
   TSL_DERIVATIVE(linear, linear_vjp, linear_jvp);
+  TSL_DERIVATIVE(baddbmm, baddbmm_vjp, baddbmm_jvp);
   TSL_DERIVATIVE(softmax, softmax_vjp, softmax_jvp);
   TSL_DERIVATIVE(log_softmax, log_softmax_vjp, log_softmax_jvp);
   TSL_DERIVATIVE(nll_loss, nll_loss_vjp, nll_loss_jvp);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ir/autodiff/derivatives.h"
+#include "ir/schema.h"
 
 namespace tsl::autodiff {
 namespace {
@@ -237,6 +238,25 @@ std::vector<Sym> cumsum_vjp(const RuleContext& c) {
   return {to_dtype(rev, dtype_of(c.input(0)))};
 }
 
+// sort and topk: each value's gradient goes back to the place it came from (the
+// indices are distinct along dim, so scattering adds nothing up).
+Sym dim_input(const RuleContext& c) {
+  const FunctionSchema& s = schema_of(c.node()->op());
+  for (size_t i = 0; i < s.arguments.size(); ++i) {
+    if (s.arguments[i].name == "dim") return c.input(i);
+  }
+  TSL_INTERNAL_ASSERT(false, s.name, " has no dim argument");
+}
+std::vector<Sym> sort_vjp(const RuleContext& c) {
+  Sym x = c.input(0);
+  return {call(OpId::scatter_add, {zeros_like(x), dim_input(c), c.output(1), c.grad(0)})};
+}
+std::vector<Sym> sort_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym(), Sym()};
+  return {call(OpId::gather, {t, dim_input(c), c.output(1)}), Sym()};
+}
+
 }  // namespace
 
 void register_reduction_derivatives(DerivativeTable& table) {
@@ -256,6 +276,9 @@ void register_reduction_derivatives(DerivativeTable& table) {
   TSL_DERIVATIVE(std_dim, std_vjp, std_jvp);
   TSL_DERIVATIVE(norm, norm_vjp, norm_jvp);
   TSL_DERIVATIVE(cumsum, cumsum_vjp, linear_jvp);
+  TSL_DERIVATIVE(sort, sort_vjp, sort_jvp);
+  TSL_DERIVATIVE(sort_stable, sort_vjp, sort_jvp);
+  TSL_DERIVATIVE(topk, sort_vjp, sort_jvp);
 }
 
 }  // namespace tsl::autodiff

@@ -185,6 +185,18 @@ std::vector<Sym> split_jvp(const RuleContext& c) {
   return {pieces};
 }
 
+// tril and triu keep the same elements of the gradient; diag and diag_backward are
+// adjoint to one another, so each one's gradient is the other.
+std::vector<Sym> triangle_vjp(const RuleContext& c) {
+  return {call(c.node()->op(), {c.grad(), c.input(1)})};
+}
+std::vector<Sym> diag_vjp(const RuleContext& c) {
+  return {call(OpId::diag_backward, {c.grad(), size(c.input(0)), c.input(1)})};
+}
+std::vector<Sym> diag_backward_vjp(const RuleContext& c) {
+  return {call(OpId::diag, {c.grad(), c.input(2)})};
+}
+
 // The scatters (adjoints of the gathers above) and sum_to_size.
 std::vector<Sym> sum_to_size_vjp(const RuleContext& c) {
   return {expand(c.grad(), size(c.input(0)))};
@@ -315,6 +327,10 @@ void register_shape_derivatives(DerivativeTable& table) {
   TSL_DERIVATIVE(index_select, index_select_vjp, linear_jvp);
   TSL_DERIVATIVE(gather, gather_vjp, linear_jvp);
   TSL_DERIVATIVE(flip, flip_vjp, linear_jvp);
+  TSL_DERIVATIVE(tril, triangle_vjp, linear_jvp);
+  TSL_DERIVATIVE(triu, triangle_vjp, linear_jvp);
+  TSL_DERIVATIVE(diag, diag_vjp, linear_jvp);
+  TSL_DERIVATIVE(diag_backward, diag_backward_vjp, linear_jvp);
   TSL_DERIVATIVE(repeat, repeat_vjp, linear_jvp);
   TSL_DERIVATIVE(to_dtype, to_dtype_vjp, linear_jvp);
   TSL_DERIVATIVE(to_device, to_device_vjp, linear_jvp);

@@ -187,6 +187,22 @@ class Reverser {
                                   "input to the result (use .detach() to cut the path)");
   }
 
+  // Which elements of each list input written out need a gradient, so that a rule
+  // (einsum's) computes only theirs; the others are handed nothing (see below).
+  void mark_list_elements(RuleContext& ctx, const Node* n, const std::vector<bool>& wanted) {
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      const Value* in = n->input(i);
+      const Node* list = in->node();
+      if (!wanted[i] || !is_tensor_list(in->type()) || list->op() != OpId::ListConstruct ||
+          appended_to(in)) {
+        continue;
+      }
+      std::vector<bool> elements;
+      for (const Value* e : list->inputs()) elements.push_back(needs(e) || analysis_.cuts.count(e));
+      ctx.set_element_needs(i, std::move(elements));
+    }
+  }
+
   void reverse_op(Node* n, const std::vector<Value*>& out_grads, GradMap& grads) {
     const DerivativeRule* rule = derivative_rule(n->op());
     if (!rule) no_gradient(n);
@@ -220,6 +236,7 @@ class Reverser {
       std::vector<bool> wanted;
       for (Value* in : n->inputs()) wanted.push_back(needs(in) || analysis_.cuts.count(in));
       RuleContext ctx(n, gs, {}, wanted);
+      mark_list_elements(ctx, n, wanted);
       std::vector<Sym> res = rule->vjp(ctx);
       for (size_t i = 0; i < res.size() && i < n->inputs().size(); ++i) {
         if (!res[i] || !wanted[i]) continue;

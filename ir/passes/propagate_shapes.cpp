@@ -111,6 +111,12 @@ bool keeps_dtype(OpId op) {
     case OpId::squeeze:
     case OpId::squeeze_dim:
     case OpId::unsqueeze:
+    case OpId::tril:
+    case OpId::triu:
+    case OpId::diag:
+    case OpId::masked_fill_scalar:
+    case OpId::masked_fill_tensor:
+    case OpId::layer_norm:
       return true;
     default:
       return false;
@@ -252,6 +258,9 @@ struct ShapeFacts::Impl {
       case OpId::scatter_add:
       case OpId::index_add:
       case OpId::dropout:
+      case OpId::tril:
+      case OpId::triu:
+      case OpId::layer_norm:
         same_shape_as(out, n->input(0));
         break;
       case OpId::expand_as:

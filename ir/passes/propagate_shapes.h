@@ -21,15 +21,17 @@ namespace tsl {
 //  * elementwise ops (EW in ops.def) whose tensor operands are all in one shape class,
 //    ignoring 0-dim ones (Python numbers, full reductions, 0-dim constants): the
 //    result is in that class (broadcasting with a 0-dim tensor changes nothing);
-//  * to, contiguous, clone, detach, softmax, log_softmax, dropout, scatter_add and
-//    index_add (self's shape), the *_like factories, expand_as/view_as/reshape_as (the
-//    class of their second operand), AutogradAdd of two values of a class;
+//  * to, contiguous, clone, detach, softmax, log_softmax, dropout, scatter_add,
+//    index_add, tril, triu and layer_norm (self's shape), the *_like factories,
+//    expand_as/view_as/reshape_as (the class of their second operand), AutogradAdd of two values of
+//    a class;
 //  * ops given `size(x)` as their size (sum_to_size, expand, broadcast_to, reshape,
 //    view, zeros/ones/empty/full): the result is in x's class, or the op raised;
 //  * AutogradZeros(g, like): g's class when g and like share one, like's when g is
 //    `Undefined`; GradOf and If outputs join the classes their blocks return;
 //  * dtypes: `to(g, d)` has d (a constant, or `dtype(x)`: x's class); views, to,
-//    contiguous, clone, detach keep their input's dtype; add/sub/mul/maximum/minimum/
+//    contiguous, clone, detach, tril, triu, diag, masked_fill and layer_norm keep
+//    their input's dtype; add/sub/mul/maximum/minimum/
 //    where of tensors of one dtype class keep it, and so does a differentiable
 //    elementwise op of one floating tensor and Python numbers; matmul and mm operands
 //    and result share one dtype (the kernels check it); the *_like factories keep it

@@ -1,6 +1,7 @@
 // Recording eager ops and calls on the tape; see Note [Recording an eager op].
 #include "runtime/autograd/record.h"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "ir/passes/inline_calls.h"
 #include "runtime/autograd/node.h"
 #include "runtime/function.h"
+#include "runtime/kernels/einsum_equation.h"
 #include "runtime/tensor/grad_mode.h"
 
 namespace tsl::autograd {
@@ -155,6 +157,36 @@ std::string camel_case(std::string_view op) {
   return out;
 }
 
+// einsum is composite in PyTorch: its grad_fn is the last op it ran, a permute or a sum
+// for one operand; for several, the view after a bmm when the last operand shares a
+// summed subscript with an earlier one, else a mul.
+std::string einsum_node_name(const tsl::Node& node) {
+  const tsl::Node* def = node.input(0)->node();
+  if (def->op() != OpId::Constant || !def->attr("value").is_str()) return "EinsumBackward0";
+  EinsumEquation e;
+  try {
+    e = parse_einsum_equation(def->attr("value").to_str(), /*checked_output=*/false);
+  } catch (const Error&) {
+    return "EinsumBackward0";
+  }
+  auto in = [](const std::vector<int>& term, int s) {
+    return std::find(term.begin(), term.end(), s) != term.end();
+  };
+  if (e.operands.size() == 1) {
+    for (int s : e.operands[0]) {
+      if (s != kEllipsis && !in(e.output, s)) return "SumBackward1";
+    }
+    return "PermuteBackward0";
+  }
+  for (int s : e.operands.back()) {
+    if (s == kEllipsis || in(e.output, s)) continue;
+    for (size_t k = 0; k + 1 < e.operands.size(); ++k) {
+      if (in(e.operands[k], s)) return "ViewBackward0";
+    }
+  }
+  return "MulBackward0";
+}
+
 std::string node_name(const tsl::Node& node) {
   if (node.op() == OpId::FusionGroup) {
     // The group's last op made the result, as in the unfused program.
@@ -180,10 +212,15 @@ std::string node_name(const tsl::Node& node) {
       {"min", "MinBackward1"},
       {"norm", "NormBackward1"},
       {"dropout", "MulBackward0"},
+      {"layer_norm", "NativeLayerNormBackward0"},
   };
   std::string_view base = node.info().base_name();
   if (base == "matmul") return "MmBackward0";                     // PyTorch's name for 2-D @ 2-D
   if (node.op() == OpId::sum_tensor_list) return "AddBackward0";  // Python's sum adds
+  if (base == "einsum") return einsum_node_name(node);
+  // Second overloads with derivatives of their own in PyTorch.
+  if (node.op() == OpId::masked_fill_tensor) return "MaskedFillBackward1";
+  if (node.op() == OpId::sort_stable) return "SortBackward1";
   if (base == "sum" || base == "mean") {
     // sum(x) is SumBackward0, sum(x, dims) SumBackward1.
     bool with_dim = node.inputs().size() > 1 && node.input(1)->type()->kind() != TypeKind::None &&

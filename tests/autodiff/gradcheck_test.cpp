@@ -931,6 +931,107 @@ void add_conv_pool_cases(Table& t) {
       {1});
 }
 
+// masked_fill: masks that broadcast self, and self that broadcasts the mask.
+void add_masked_fill_cases(Table& t) {
+  OpId scalar = OpId::masked_fill_scalar, tensor = OpId::masked_fill_tensor;
+  add(t, scalar, "[2,3]", {T(normal({2, 3})), T(mask_of(normal({2, 3}))), F(0.5)});
+  add(t, scalar, "mask [3] over [2,3]", {T(normal({2, 3})), T(mask_of(normal({3}))), F(-1.0)});
+  add(t, scalar, "self [3] widened by the mask",
+      {T(normal({3})), T(mask_of(normal({2, 3}))), F(2.0)});
+  add(t, scalar, "transposed", {T(transposed(normal({3, 2}))), T(mask_of(normal({2, 3}))), I(0)});
+  add(t, scalar, "0-dim", {T(normal({})), T(mask_of(from_values({1.0}, {}))), F(1.0)});
+  add(t, tensor, "[2,3]", {T(normal({2, 3})), T(mask_of(normal({2, 3}))), T(normal({}))});
+  add(t, tensor, "self [3] widened", {T(normal({3})), T(mask_of(normal({2, 3}))), T(normal({}))});
+  add(t, tensor, "value fixed", {T(normal({2, 3})), T(mask_of(normal({2, 3}))), T(normal({}))},
+      {2});
+}
+
+// sort and topk (random values: no ties, so a small step keeps the order).
+void add_sort_cases(Table& t) {
+  add(t, OpId::sort, "dim -1", {T(normal({2, 3}))});
+  add(t, OpId::sort, "dim 0 descending transposed",
+      {T(transposed(normal({4, 3}))), I(0), IValue(true)});
+  add(t, OpId::sort, "3-D dim 1", {T(noncontiguous3()), I(1)});
+  add(t, OpId::sort, "0-dim", {T(normal({}))});
+  add(t, OpId::sort_stable, "stable descending",
+      {T(normal({2, 3})), IValue(true), I(-1), IValue(true)});
+  add(t, OpId::topk, "k 2", {T(normal({2, 5})), I(2)});
+  add(t, OpId::topk, "smallest, dim 0 transposed",
+      {T(transposed(normal({4, 3}))), I(1), I(0), IValue(false)});
+  add(t, OpId::topk, "all, unsorted", {T(normal({4})), I(4), I(-1), IValue(true), IValue(false)});
+  add(t, OpId::topk, "partial sort (k * 64 <= n)", {T(normal({128})), I(2)});
+  add(t, OpId::topk, "0-dim", {T(normal({})), I(1)});
+}
+
+// tril, triu, diag and its adjoint diag_backward.
+void add_diagonal_cases(Table& t) {
+  for (OpId op : {OpId::tril, OpId::triu}) {
+    add(t, op, "[3,4]", {T(normal({3, 4}))});
+    add(t, op, "diagonal 1, [4,3]", {T(normal({4, 3})), I(1)});
+    add(t, op, "diagonal -1, batched non-contiguous", {T(noncontiguous3()), I(-1)});
+  }
+  add(t, OpId::diag, "vector", {T(normal({3}))});
+  add(t, OpId::diag, "vector, diagonal -1", {T(normal({3})), I(-1)});
+  add(t, OpId::diag, "matrix", {T(normal({3, 4}))});
+  add(t, OpId::diag, "matrix, diagonal 2, transposed", {T(transposed(normal({4, 3}))), I(2)});
+  add(t, OpId::diag, "matrix, diagonal -1", {T(normal({3, 4})), I(-1)});
+  add(t, OpId::diag_backward, "of a vector", {T(normal({4, 4})), L({3}), I(1)});
+  add(t, OpId::diag_backward, "of a matrix", {T(normal({2})), L({3, 4}), I(-1)});
+}
+
+// baddbmm, einsum and einsum_backward.
+void add_product_cases(Table& t) {
+  add(t, OpId::baddbmm, "[2,2,3]",
+      {T(normal({2, 2, 3})), T(normal({2, 2, 4})), T(normal({2, 4, 3}))});
+  add(t, OpId::baddbmm, "broadcast self, beta, alpha",
+      {T(normal({3})), T(normal({2, 2, 4})), T(normal({2, 4, 3})), F(0.5), F(-2.0)});
+  add(t, OpId::baddbmm, "beta 0",
+      {T(normal({2, 2, 3})), T(normal({2, 2, 4})), T(normal({2, 4, 3})), F(0.0)});
+  add(t, OpId::baddbmm, "non-contiguous batch1",
+      {T(normal({1, 3})), T(noncontiguous3()), T(normal({2, 4, 3}))});
+  auto einsum = [&](const char* eq, std::vector<Tensor> operands, std::string tag = "") {
+    add(t, OpId::einsum, eq + tag, {IValue(eq), tensor_list(operands)});
+  };
+  einsum("ij,jk->ik", {normal({2, 3}), normal({3, 4})});
+  einsum("bij,bjk->bik", {normal({2, 2, 3}), normal({2, 3, 2})});
+  einsum("i,i->", {normal({3}), normal({3})});
+  einsum("ij->ji", {normal({2, 3})});
+  einsum("ii->i", {normal({3, 3})});
+  einsum("ii", {transposed(normal({3, 3}))}, " (trace, transposed)");
+  einsum("bi,bi->b", {normal({2, 3}), normal({2, 3})});
+  einsum("ij->", {normal({2, 3})});
+  einsum("ij,jk", {normal({2, 3}), transposed(normal({4, 3}))}, " (implicit, transposed)");
+  einsum("i,j", {normal({2}), normal({3})}, " (outer)");
+  einsum("ij,jk,kl->il", {normal({2, 3}), normal({3, 2}), normal({2, 2})});
+  einsum("ij,jk->ik", {normal({2, 1}), normal({3, 4})}, " (size-1 j broadcasts)");
+  einsum("...ij,...jk->...ik", {normal({2, 2, 3}), normal({3, 2})});
+  einsum("iij->j", {normal({2, 2, 3})});
+  auto backward = [&](const char* eq, std::vector<Tensor> operands, std::vector<int64_t> size,
+                      const char* what) {
+    add(t, OpId::einsum_backward, std::string(eq) + " " + what,
+        {IValue(eq), tensor_list(operands), L(size)});
+  };
+  backward("i->ii", {normal({3})}, {3, 3}, "(a diagonal)");
+  backward("i->ij", {normal({2})}, {2, 3}, "(a broadcast)");
+  backward("ik,jk->ij", {normal({2, 4}), normal({3, 4})}, {2, 1}, "(j summed to size 1)");
+}
+
+// layer_norm and embedding.
+void add_layer_cases(Table& t) {
+  add(t, OpId::layer_norm, "[2,3] weight bias",
+      {T(normal({2, 3})), L({3}), T(normal({3})), T(normal({3}))});
+  add(t, OpId::layer_norm, "no weight", {T(normal({2, 3})), L({3})});
+  add(t, OpId::layer_norm, "two dims, non-contiguous, eps",
+      {T(noncontiguous3()), L({3, 4}), T(normal({3, 4})), IValue(), F(1e-3)});
+  add(t, OpId::layer_norm, "weight and bias fixed",
+      {T(normal({3, 4})), L({4}), T(normal({4})), T(normal({4}))}, {2, 3});
+  Tensor rows = index_tensor({1, 3, 1, 0}, {2, 2});
+  add(t, OpId::embedding, "[2,2] indices, repeated", {T(rows), T(normal({4, 3}))});
+  add(t, OpId::embedding, "transposed weight",
+      {T(index_tensor({2, 0}, {2})), T(transposed(normal({3, 4})))});
+  add(t, OpId::embedding, "0-dim index", {T(index_tensor({2}, {})), T(normal({3, 2}))});
+}
+
 // The kinks, with PyTorch's gradients for an output gradient of ones (computed with
 // torch 1.13 in float64).
 void add_kink_cases(Table& t) {
@@ -969,6 +1070,14 @@ void add_kink_cases(Table& t) {
   add_kink(t, OpId::max_pool2d, "ties: the first maximum",
            {T(from_values({1, 1, 0, 1, 2, 2, 2, 2}, {1, 1, 2, 4})), L({2})},
            {from_values({0, 0, 0, 0, 1, 0, 1, 0}, {1, 1, 2, 4})});
+  // padding_idx: the padding row gets no gradient (while the forward reads it), so
+  // central differences disagree there; PyTorch's gradient is given instead.
+  add_kink(t, OpId::embedding, "padding_idx 1 gets no gradient",
+           {T(index_tensor({1, 3, 1, 0}, {4})), T(mat({1, 2, 3, 4, 5, 6, 7, 8}, 4)), I(1)},
+           {mat({1, 1, 0, 0, 0, 0, 1, 1}, 4)});
+  add_kink(t, OpId::embedding, "padding_idx -1 wraps",
+           {T(index_tensor({3, 3, 2}, {3})), T(mat({1, 2, 3, 4, 5, 6, 7, 8}, 4)), I(-1)},
+           {mat({0, 0, 0, 0, 1, 1, 0, 0}, 4)});
   add_kink(t, OpId::pow, "zero base, zero exponent", {T(vec({0, 1, 2})), T(vec({2, 0, 1}))},
            {vec({0, 0, 1}), vec({0, 0, 2 * std::log(2.0)})});
 }
@@ -983,6 +1092,11 @@ const Table& table() {
     add_shape_cases(t);
     add_nn_cases(t);
     add_conv_pool_cases(t);
+    add_masked_fill_cases(t);
+    add_sort_cases(t);
+    add_diagonal_cases(t);
+    add_product_cases(t);
+    add_layer_cases(t);
     add_list_gradient_cases(t);
     add_kink_cases(t);
     return t;

@@ -100,6 +100,50 @@ TEST(Linalg, Linear) {
             "mat1 and mat2 shapes cannot be multiplied (2x3 and 5x4)");
 }
 
+TEST(Linalg, Baddbmm) {
+  // torch.baddbmm(ramp(3), ramp(2,2,4), ramp(2,4,3,k=5,m=9), beta=0.5, alpha=2)
+  expect_tensor(run(OpId::baddbmm, {ramp({3}), ramp({2, 2, 4}), ramp({2, 4, 3}, 5, 9), 0.5, 2.0}),
+                {2, 2, 3}, DType::Float32,
+                {5.25, 3.5, 6.25, -2.25, 2.5, -1.75, 3.75, 5.5, 7.25, 0.75, 0.5, 0.25});
+  // int64: torch.baddbmm(ramp(1,3).long(), ramp(1,2,4).long() * 2, ramp(1,4,3,k=5,m=9).long(),
+  // beta=2, alpha=3)
+  auto to_long = [](const Tensor& t) { return run(OpId::to_dtype, {t, DType::Int64}); };
+  Tensor b1 = run(OpId::mul, {to_long(ramp({1, 2, 4})), int64_t{2}});
+  expect_tensor(run(OpId::baddbmm, {to_long(ramp({1, 3})), b1, to_long(ramp({1, 4, 3}, 5, 9)),
+                                    int64_t{2}, int64_t{3}}),
+                {1, 2, 3}, DType::Int64, {4, 6, 8, -8, 0, -10});
+  // beta 0 ignores self, NaNs included; self of another dtype takes batch1's.
+  Tensor nans = Tensor::from_vector<double>({NAN, NAN, NAN});
+  Tensor ones14 =
+      run(OpId::ones, {IValue::int_list(std::vector<int64_t>{1, 1, 4}), IValue(), IValue(), false});
+  Tensor ones43 =
+      run(OpId::ones, {IValue::int_list(std::vector<int64_t>{1, 4, 3}), IValue(), IValue(), false});
+  expect_tensor(run(OpId::baddbmm, {nans, ones14, ones43, 0.0, 1.0}), {1, 1, 3}, DType::Float32,
+                {4, 4, 4});
+  // A transposed batch (non-contiguous) and zero-size batches.
+  Tensor t =
+      ramp({2, 4, 2}).as_strided(std::vector<int64_t>{2, 2, 4}, std::vector<int64_t>{8, 1, 2}, 0);
+  Tensor reference = run(OpId::add, {run(OpId::bmm, {t, ramp({2, 4, 3}, 5, 9)}), ramp({3}), 1.0});
+  EXPECT_EQ(values(run(OpId::baddbmm, {ramp({3}), t, ramp({2, 4, 3}, 5, 9), 1.0, 1.0})),
+            values(reference));
+  Tensor e = Tensor::empty(std::vector<int64_t>{0, 2, 4}, DType::Float32);
+  EXPECT_EQ(
+      run(OpId::baddbmm,
+          {ramp({3}), e, Tensor::empty(std::vector<int64_t>{0, 4, 3}, DType::Float32), 1.0, 1.0})
+          .sizes(),
+      DimVector({0, 2, 3}));
+  EXPECT_EQ(error_of([&] {
+              run(OpId::baddbmm, {ramp({4}), ramp({2, 3, 4}), ramp({2, 4, 3}), 1.0, 1.0});
+            }),
+            "The expanded size of the tensor (3) must match the existing size (4) at "
+            "non-singleton dimension 2.  Target sizes: [2, 3, 3].  Tensor sizes: [4]");
+  EXPECT_EQ(error_of([&] {
+              run(OpId::baddbmm,
+                  {ramp({3}), ramp({1, 1, 4}, 3, 7, DType::Float64), ramp({1, 4, 3}), 1.0, 1.0});
+            }),
+            "expected scalar type Double but found Float");
+}
+
 TEST(Linalg, EmptyOperands) {
   // torch.ones(2, 0) @ torch.ones(0, 3) -> zeros(2, 3)
   Tensor a = Tensor::empty(std::vector<int64_t>{2, 0}, DType::Float32);

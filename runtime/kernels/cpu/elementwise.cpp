@@ -73,12 +73,15 @@ DimVector broadcast_strides(const Tensor& t, std::span<const int64_t> shape) {
   return strides;
 }
 
+void register_masked_fill_kernels();
+
 }  // namespace cpu
 
 void register_cpu_elementwise_kernels() {
   register_cpu_unary_kernels();
   register_cpu_binary_kernels();
   register_cpu_fill_copy_kernels();
+  cpu::register_masked_fill_kernels();
 }
 
 }  // namespace tsl

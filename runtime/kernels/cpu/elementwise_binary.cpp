@@ -10,6 +10,7 @@
 
 #include "runtime/kernels/cpu/elementwise_math.h"
 #include "runtime/kernels/cpu/loops.h"
+#include "runtime/kernels/cpu/products.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/grad_mode.h"
 
@@ -426,6 +427,8 @@ Tensor div_inplace(const Tensor& self, const Tensor& other) {
 }
 
 }  // namespace
+
+Tensor cpu::mul(const Tensor& self, const Tensor& other) { return mul_kernel(self, other); }
 
 void register_cpu_binary_kernels() {
   TSL_REGISTER_CPU(add_, add_inplace);

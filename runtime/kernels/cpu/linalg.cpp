@@ -3,8 +3,12 @@
 // linalg_gemm.cpp; this file checks shapes and dtypes and lays out the batches.
 #include <Eigen/Core>
 
+#include "runtime/kernels/cpu/elementwise_math.h"
 #include "runtime/kernels/cpu/linalg_gemm.h"
+#include "runtime/kernels/cpu/loops.h"
+#include "runtime/kernels/cpu/products.h"
 #include "runtime/kernels/cpu/reduction_common.h"
+#include "runtime/kernels/cpu/shape_kernels.h"
 
 namespace tsl {
 namespace cpu {
@@ -119,6 +123,8 @@ void batched_gemm(const Tensor& a, const Tensor& b, const BatchLayout& l, Tensor
   }
 }
 
+}  // namespace
+
 Tensor bmm(const Tensor& self, const Tensor& mat2) {
   TSL_CHECK(self.dim() == 3, "batch1 must be a 3D tensor");
   TSL_CHECK(mat2.dim() == 3, "batch2 must be a 3D tensor");
@@ -132,6 +138,8 @@ Tensor bmm(const Tensor& self, const Tensor& mat2) {
   TSL_DISPATCH_NUMERIC(self.dtype(), "bmm", [&] { batched_gemm<scalar_t>(self, mat2, l, out); });
   return out;
 }
+
+namespace {
 
 Tensor mv(const Tensor& self, const Tensor& vec) {
   TSL_CHECK(self.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got ",
@@ -307,7 +315,33 @@ Tensor linear(const Tensor& input, const Tensor& weight, std::optional<Tensor> b
   return out;
 }
 
+// beta * self + alpha * bmm(batch1, batch2) in batch1's dtype (self, broadcast to the
+// product's shape, is converted; alpha and beta too: 1.5 is 1 for int64 tensors). With
+// beta 0 self is not read, so its NaNs do not propagate (PyTorch's rule).
+Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, Scalar beta,
+               Scalar alpha) {
+  Tensor product = bmm(batch1, batch2);
+  Tensor added = to_dtype_copy(
+      expand(self, std::vector<int64_t>(product.sizes().begin(), product.sizes().end())),
+      product.dtype());
+  bool beta_zero = beta.to_double() == 0;
+  Tensor out = Tensor::empty(product.sizes(), product.dtype());
+  TSL_DISPATCH_NUMERIC(product.dtype(), "baddbmm", [&] {
+    using T = scalar_t;
+    T b = beta.to<T>(), a = alpha.to<T>();
+    binary_into<T, T>(out, added, product, [=](T s, T p) {
+      T scaled = math::wrap_mul(a, p);
+      return beta_zero ? scaled : math::wrap_add(math::wrap_mul(b, s), scaled);
+    });
+  });
+  return out;
+}
+
 }  // namespace
+
+void register_diagonal_kernels();
+void register_einsum_kernels();
+
 }  // namespace cpu
 
 void register_cpu_linalg_kernels() {
@@ -318,6 +352,9 @@ void register_cpu_linalg_kernels() {
   TSL_REGISTER_CPU(dot, cpu::dot);
   TSL_REGISTER_CPU(outer, cpu::outer);
   TSL_REGISTER_CPU(linear, cpu::linear);
+  TSL_REGISTER_CPU(baddbmm, cpu::baddbmm);
+  cpu::register_diagonal_kernels();
+  cpu::register_einsum_kernels();
 }
 
 }  // namespace tsl

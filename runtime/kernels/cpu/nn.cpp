@@ -112,6 +112,8 @@ Tensor softmax_along(const Tensor& self, int64_t dim, bool log) {
 void register_nn_loss_kernels();
 void register_conv_kernels();
 void register_pool_kernels();
+void register_layer_norm_kernels();
+void register_embedding_kernels();
 
 }  // namespace cpu
 
@@ -121,6 +123,8 @@ void register_cpu_nn_kernels() {
   cpu::register_nn_loss_kernels();
   cpu::register_conv_kernels();
   cpu::register_pool_kernels();
+  cpu::register_layer_norm_kernels();
+  cpu::register_embedding_kernels();
 }
 
 }  // namespace tsl

@@ -162,6 +162,8 @@ Tensor any(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
 void register_reduction_index_kernels();
 void register_reduction_stats_kernels();
 void register_reduction_scan_kernels();
+void register_sort_kernels();
+void register_allclose_kernels();
 
 }  // namespace cpu
 
@@ -178,6 +180,8 @@ void register_cpu_reduction_kernels() {
   cpu::register_reduction_index_kernels();
   cpu::register_reduction_stats_kernels();
   cpu::register_reduction_scan_kernels();
+  cpu::register_sort_kernels();
+  cpu::register_allclose_kernels();
 }
 
 }  // namespace tsl
