@@ -225,6 +225,16 @@ class Analysis : public Dependence {
     }
     std::vector<const Value*> ins(n->inputs().begin(), n->inputs().end());
     propagate_cuts(n, ins);
+    // A call autodiff cannot see into (a function value that came from elsewhere;
+    // the inliner opened every call it could): never a silent zero gradient.
+    if (n->op() == OpId::CallClosure || n->op() == OpId::CallFunction) {
+      bool any = std::any_of(ins.begin(), ins.end(), [&](const Value* v) { return req(v); });
+      if (any) {
+        compile_error(n->range(),
+                      "cannot differentiate through this call of a function value (its "
+                      "function is not known where the gradient is built)");
+      }
+    }
     if (n->op() == OpId::append_list && req(n->input(1))) {
       mark(n->input(0));  // a list of tensors holds what is appended to it
       return;

@@ -13,7 +13,9 @@ namespace tsl {
 using CalleeGraph = std::function<const Graph*(const Node* call)>;
 
 // Replaces every CallFunction in `g` (in nested blocks too) by a copy of the callee's
-// body, whose inputs are the call's inputs (parameters, then hidden globals). The
+// body, whose inputs are the call's inputs (parameters, then hidden globals), and
+// every CallClosure whose MakeClosure is in `g` by its function's body on the
+// arguments, then the captures (`callee` is asked with the MakeClosure node). The
 // copied nodes keep their source ranges; values keep their source names.
 // Precondition: no recursion (the frontend rejects it).
 void inline_calls(Graph& g, const CalleeGraph& callee);
