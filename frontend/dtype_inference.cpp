@@ -156,6 +156,7 @@ std::optional<DType> first_result_dtype(const FunctionSchema& schema,
     case OpId::randn:
     case OpId::linspace:
     case OpId::eye:
+    case OpId::scalar_tensor:  // the default dtype whatever the number (PyTorch's rule)
       return DType::Float32;
     case OpId::arange:
       return all_int(inputs, 1) ? DType::Int64 : DType::Float32;
@@ -163,8 +164,6 @@ std::optional<DType> first_result_dtype(const FunctionSchema& schema,
       return all_int(inputs, 3) ? DType::Int64 : DType::Float32;
     case OpId::full:
       return inputs.size() > 1 ? data_dtype(inputs[1]->type()) : std::nullopt;
-    case OpId::scalar_tensor:
-      return inputs.empty() ? std::nullopt : data_dtype(inputs[0]->type());
     case OpId::tensor:
       return inputs.empty() ? std::nullopt : data_dtype(inputs[0]->type());
     case OpId::zeros_like:

@@ -70,6 +70,43 @@ void collect_assigned(const ast::Body& body, std::vector<std::string>& out) {
   }
 }
 
+// Names whose tensors a statement list updates through item assignment (`h[i] = v`,
+// `h[i] += v`): a loop carries them, so that the update is a value autodiff can
+// follow from one iteration to the next (see emit_setitem).
+void collect_item_assigned(const ast::Body& body, std::vector<std::string>& out) {
+  auto base_of = [&](const ast::Expr& t) {
+    if (t.kind != ast::ExprKind::Subscript) return;
+    const ast::Expr& v = *ast::as<ast::Subscript>(t).value;
+    if (v.kind == ast::ExprKind::Name) out.push_back(ast::as<ast::Name>(v).id);
+  };
+  for (const auto& sp : body) {
+    const ast::Stmt& s = *sp;
+    switch (s.kind) {
+      case ast::StmtKind::Assign:
+        for (const auto& t : ast::as<ast::Assign>(s).targets) base_of(*t);
+        break;
+      case ast::StmtKind::AugAssign:
+        base_of(*ast::as<ast::AugAssign>(s).target);
+        break;
+      case ast::StmtKind::If:
+        collect_item_assigned(ast::as<ast::If>(s).body, out);
+        collect_item_assigned(ast::as<ast::If>(s).orelse, out);
+        break;
+      case ast::StmtKind::While:
+        collect_item_assigned(ast::as<ast::While>(s).body, out);
+        break;
+      case ast::StmtKind::For:
+        collect_item_assigned(ast::as<ast::For>(s).body, out);
+        break;
+      case ast::StmtKind::With:
+        collect_item_assigned(ast::as<ast::With>(s).body, out);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
 std::vector<std::string> unique_names(const std::vector<std::string>& names) {
   std::vector<std::string> out;
   std::unordered_set<std::string> seen;
@@ -815,6 +852,11 @@ void Emitter::emit_loop(Value* trip_count, Value* first_cond, const ast::Body& b
   }
   std::vector<std::string> assigned;
   collect_assigned(body, assigned);
+  std::vector<std::string> item_assigned;
+  collect_item_assigned(body, item_assigned);
+  for (const std::string& name : item_assigned) {
+    if (lookup_local(name)) assigned.push_back(name);
+  }
   if (may.brk) write_variable(kBroke, constant(IValue(false), Type::bool_(), range), range);
   std::vector<std::string> carried;
   std::vector<Value*> initial;
@@ -1193,10 +1235,12 @@ void Emitter::emit_assign(const ast::Assign& s) {
 // __iadd__ and friends), so every alias sees it; on numbers, strings and lists it
 // rebinds. `x @= e` rebinds (PyTorch has no in-place matmul).
 void Emitter::emit_aug_assign(const ast::AugAssign& s) {
+  if (s.target->kind == ast::ExprKind::Subscript) {
+    emit_aug_setitem(ast::as<ast::Subscript>(*s.target), s.op, *s.value, s.range);
+    return;
+  }
   if (s.target->kind != ast::ExprKind::Name) {
-    compile_error(s.target->range,
-                  "augmented assignment works on names only (for an element or slice of "
-                  "a tensor write `x[i] = x[i] + y`)");
+    compile_error(s.target->range, "augmented assignment works on names and subscripts only");
   }
   const std::string& name = ast::as<ast::Name>(*s.target).id;
   Value* current = emit_expr(*s.target);  // as a read (detached under no_grad)
@@ -1212,6 +1256,112 @@ void Emitter::emit_aug_assign(const ast::AugAssign& s) {
   }
   Value* v = emit_binary(s.op, current, rhs, s.range);
   write_variable(name, v, s.target->range);
+}
+
+// ---- Item assignment -----------------------------------------------------------------------
+
+// `x[i] = v`: a tensor is written in place through the view its basic indices select
+// (copy_, or fill_ for a number) or, with tensor indices, by index_put_ (values take
+// x's dtype, as Tensor.__setitem__ converts them); a list's element is replaced.
+void Emitter::emit_setitem(const ast::Subscript& target, Value* v, const SourceRange& range) {
+  Value* base = emit_expr(*target.value);
+  const TypePtr& t = base->type();
+  if (t->kind() == TypeKind::List) {
+    Value* i = list_index(target);
+    Value* elem = convert_to(v, t->element(), range, "list element");
+    graph_.insert(graph_.create(OpId::setitem_list, {base, i, elem}, 0))->set_range(range);
+    return;
+  }
+  if (!t->is_tensor()) {
+    compile_error(target.value->range,
+                  "'" + t->str() + "' object does not support item assignment");
+  }
+  v = unwrap_grad_read(graph_, v, range);
+  Value* place = emit_tensor_index(base, target);
+  Node* last = place->node();
+  if (place != base && last->op() == OpId::index) {
+    write_indexed(last, v, range);
+  } else if (v->type()->is_number()) {
+    emit_ops({OpId::fill_}, {{range, "", place}, {range, "", v}}, range, "item assignment");
+  } else {
+    emit_ops({OpId::copy_}, {{range, "", place}, {range, "", v}}, range, "item assignment");
+  }
+  rebind_updated(*target.value, base);
+}
+
+// After an item assignment into `x[...]`, a local x is assigned its own (updated) value
+// again: branches and loops then pass it on as a value, which is what lets autodiff
+// follow the update (ir/autodiff/functionalize.h).
+void Emitter::rebind_updated(const ast::Expr& base_expr, Value* base) {
+  if (base_expr.kind != ast::ExprKind::Name) return;
+  const std::string& name = ast::as<ast::Name>(base_expr).id;
+  if (!lookup_local(name)) return;
+  // Under no_grad the update went through a detached read: the name keeps the tensor.
+  if (no_grad_reads_.count(base)) base = base->node()->input(0);
+  write_variable(name, base, base_expr.range);
+}
+
+// The int index of `xs[i]` as an assignment target.
+Value* Emitter::list_index(const ast::Subscript& target) {
+  if (target.indices.size() != 1 || target.indices[0]->kind == ast::ExprKind::Slice)
+    compile_error(target.range, "list slice assignment is not supported");
+  Value* i = emit_expr(*target.indices[0]);
+  if (i->type()->kind() != TypeKind::Int)
+    compile_error(target.indices[0]->range, "list indices must be int, not " + i->type()->str());
+  return i;
+}
+
+// index(self, indices) (the read of x[idx] with tensor indices) turned into the write
+// index_put_(self, indices, v converted to self's dtype); the read goes.
+void Emitter::write_indexed(Node* read, Value* v, const SourceRange& range) {
+  Value* self = read->input(0);
+  Value* dtype = graph_.insert_op(OpId::dtype, {self}, Type::dtype(), range);
+  if (v->type()->is_number()) {
+    v = emit_ops({OpId::scalar_tensor}, {{range, "", v}}, range, "item assignment");
+  } else if (!v->type()->is_tensor()) {
+    compile_error(range,
+                  "can only assign a tensor or a number to a tensor item, not " + v->type()->str());
+  }
+  Value* values = graph_.insert_op(OpId::to_dtype, {v, dtype}, Type::tensor(), range);
+  Value* indices = read->input(1);
+  Value* no = constant(IValue(false), Type::bool_(), range);
+  graph_.insert_op(OpId::index_put_, {self, indices, values, no}, self->type(), range);
+  if (!read->output()->has_uses()) read->destroy();
+}
+
+// `x[i] += v`: Python reads x[i], updates it in place and writes it back. Through a
+// view (basic indices) the update itself writes x; with tensor indices the read is a
+// copy, written back by index_put_. On a list the element is rebound.
+void Emitter::emit_aug_setitem(const ast::Subscript& target, ast::BinOp op, const ast::Expr& value,
+                               const SourceRange& range) {
+  Value* base = emit_expr(*target.value);
+  const TypePtr& t = base->type();
+  if (t->kind() == TypeKind::List) {
+    Value* i = list_index(target);
+    Value* current = graph_.insert_op(OpId::getitem_list, {base, i}, t->element(), range);
+    Value* rhs = emit_expr(value);
+    // A tensor element is updated in place, as `tmp = xs[i]; tmp += v` does.
+    bool in_place = current->type()->is_tensor() && op != ast::BinOp::MatMul;
+    Value* updated =
+        in_place ? emit_inplace(op, current, rhs, range) : emit_binary(op, current, rhs, range);
+    Value* elem = convert_to(updated, t->element(), range, "list element");
+    graph_.insert(graph_.create(OpId::setitem_list, {base, i, elem}, 0))->set_range(range);
+    return;
+  }
+  if (!t->is_tensor()) {
+    compile_error(target.value->range,
+                  "'" + t->str() + "' object does not support item assignment");
+  }
+  Value* place = emit_tensor_index(base, target);
+  Value* rhs = emit_expr(value);
+  Node* last = place->node();
+  if (place != base && last->op() == OpId::index) {
+    Value* updated = emit_inplace(op, place, rhs, range);
+    write_indexed(last, updated, range);
+  } else {
+    emit_inplace(op, place, rhs, range);
+  }
+  rebind_updated(*target.value, base);
 }
 
 // self op= rhs on a tensor, in place; returns self (the updated tensor). add_, sub_,
@@ -1323,9 +1473,8 @@ void Emitter::assign_target(const ast::Expr& target, Value* v, const SourceRange
       return;
     }
     case ast::ExprKind::Subscript:
-      compile_error(target.range,
-                    "item assignment is not supported: TSL tensors and lists are "
-                    "values (build a new one, e.g. with torch.where or torch.cat)");
+      emit_setitem(ast::as<ast::Subscript>(target), v, range);
+      return;
     case ast::ExprKind::Attribute: {
       // The writable attributes of eager autograd: `x.grad = None`, `x.requires_grad = b`.
       const auto& a = ast::as<ast::Attribute>(target);

@@ -109,6 +109,12 @@ class Emitter {
   void emit_assign(const ast::Assign& s);
   void emit_aug_assign(const ast::AugAssign& s);
   Value* emit_inplace(ast::BinOp op, Value* self, Value* rhs, const SourceRange& range);
+  void emit_setitem(const ast::Subscript& target, Value* v, const SourceRange& range);
+  void emit_aug_setitem(const ast::Subscript& target, ast::BinOp op, const ast::Expr& value,
+                        const SourceRange& range);
+  void write_indexed(Node* read, Value* v, const SourceRange& range);
+  Value* list_index(const ast::Subscript& target);
+  void rebind_updated(const ast::Expr& base_expr, Value* base);
   void emit_ann_assign(const ast::AnnAssign& s);
   void assign_target(const ast::Expr& target, Value* v, const SourceRange& range,
                      const TypePtr& declared = nullptr);

@@ -19,6 +19,7 @@ bool is_inplace_update(OpId op) {
     case OpId::copy_:
     case OpId::fill_:
     case OpId::zero_:
+    case OpId::index_put_:
       return true;
     default:
       return false;
@@ -51,6 +52,9 @@ Value* out_of_place(Graph& g, Node* n) {
       break;
     case OpId::zero_:
       r = zeros_like(self);
+      break;
+    case OpId::index_put_:
+      r = call(OpId::index_put, {self, n->input(1), n->input(2), n->input(3)});
       break;
     default:
       TSL_INTERNAL_ASSERT(false, "not an in-place update: ", n->info().name);
@@ -301,39 +305,80 @@ bool reads_only_metadata(const Node* user) {
 // What must hold for the out-of-place rewrite to be exact.
 struct Conditions {
   std::string never;  // a reason the rewrite is never exact here, or ""
-  // Values that must not share storage with self when the update runs, checked at
-  // run time: inputs it may alias, and aliases read afterwards that may be it.
+  // Values that must not share storage with the updated tensor when the update runs,
+  // checked at run time: inputs it may alias, and aliases read afterwards.
   std::vector<Value*> inputs;
   std::vector<Value*> read_later;
-  std::vector<Use> replace;  // later reads of self itself, to read the new value
+  // Later reads of the updated base and of the views the update went through: they
+  // read the new value (the base) or the same view of it.
+  std::vector<Use> replace;
+  // Other select/slice views of the base read later, with their chains.
+  std::unordered_map<const Value*, std::vector<Node*>> replayed;
 };
 
-Conditions conditions_for(const Graph& g, Node* n, const PointsTo& points_to) {
-  Conditions c;
-  Value* self = n->input(0);
-  Chain chain(n);
-  for (Value* in : g.inputs()) {
-    if (points_to.may_alias(in, self)) c.inputs.push_back(in);
+// The select/slice views that make `self` from a base that is not such a view (they
+// have scatter inverses: x[0, 1:3] = v writes x), innermost first; empty when self is
+// no such view.
+std::vector<Node*> view_chain(Value* self) {
+  std::vector<Node*> chain;
+  for (Value* v = self; v->node()->op() == OpId::select || v->node()->op() == OpId::slice;
+       v = v->node()->input(0)) {
+    chain.push_back(v->node());
   }
-  for (const Value* a : points_to.aliases_of(self)) {
+  return chain;
+}
+
+Conditions conditions_for(const Graph& g, Node* n, const PointsTo& points_to, Value* base,
+                          const std::vector<Node*>& views) {
+  Conditions c;
+  Chain chain(n);
+  std::unordered_set<const Value*> handled{base};
+  for (const Node* v : views) handled.insert(v->output());
+  for (Value* in : g.inputs()) {
+    if (points_to.may_alias(in, base)) c.inputs.push_back(in);
+  }
+  for (const Value* a : points_to.aliases_of(base)) {
     if (!defined_before(chain, a)) continue;
     for (const Use& u : a->uses()) {
       if (u.user == n || reads_only_metadata(u.user) || !read_after(chain, a, u.user)) continue;
-      if (a == self && site_of(chain, u.user).level == 0) {
+      if (handled.count(a) && site_of(chain, u.user).level == 0) {
         c.replace.push_back(u);
         continue;
       }
-      if (a == self) {
+      if (handled.count(a)) {
         c.never =
             "the updated tensor is read again after the branch or loop around it, or "
             "by the next iteration";
         return c;
+      }
+      // Another select/slice view of the base (`c = b[1]` read after `b[1, 0] = v`):
+      // read as the same view of the new base.
+      std::vector<Node*> other = view_chain(const_cast<Value*>(a));
+      if (!other.empty() && other.back()->input(0) == base && site_of(chain, u.user).level == 0) {
+        c.replace.push_back(u);
+        c.replayed.emplace(a, std::move(other));
+        continue;
       }
       c.read_later.push_back(const_cast<Value*>(a));
       break;
     }
   }
   return c;
+}
+
+// The base with `src` written where view node `v` selects (its scatter inverse).
+Value* scatter_into(Graph& g, Node* v, Value* base, Value* src) {
+  FormulaScope scope(g, v->range());
+  if (v->op() == OpId::select)
+    return call(OpId::select_scatter, {base, src, v->input(1), v->input(2)});
+  return call(OpId::slice_scatter, {base, src, v->input(1), v->input(2), v->input(3), v->input(4)});
+}
+
+// The same view node `v` applied to `base`.
+Value* view_of(Graph& g, Node* v, Value* base) {
+  std::vector<Value*> ins = v->inputs();
+  ins[0] = base;
+  return g.insert_op(v->op(), ins, v->output()->type(), v->range());
 }
 
 std::string message_for(const Node* n, const std::string& why) {
@@ -351,31 +396,46 @@ void check_apart(Graph& g, Node* n, const std::vector<Value*>& others, const std
   g.insert(g.create(OpId::AutogradNoAlias, ins, 0))->set_range(n->range());
 }
 
-// Rewrites one in-place update; false when it has no gradient to carry. Where the
-// rewrite would not be exact, the update raises a runtime error when it runs instead
-// of computing a wrong gradient: always, or when run-time storage shows that a
-// may-alias is one (`y = v if c else x` aliases x only when c is false).
+// Rewrites one in-place update; false when it has no gradient to carry. An update
+// through select/slice views writes their base: the base becomes its scatters, and
+// later reads of the views read the same views of the new base. Where the rewrite
+// would not be exact, the update raises a runtime error when it runs instead of
+// computing a wrong gradient: always, or when run-time storage shows that a may-alias
+// is one (`y = v if c else x` aliases x only when c is false).
 bool functionalize_one(Graph& g, Node* n, const Dependence& dep) {
   bool involved = std::any_of(n->inputs().begin(), n->inputs().end(),
                               [&](const Value* v) { return dep.requiring.count(v) > 0; });
   if (!involved) return false;
-  Conditions c = conditions_for(g, n, PointsTo(g));
-  {
-    InsertPointGuard guard(g, n);
-    if (!c.never.empty()) {
-      Value* text = g.insert_constant(IValue(message_for(n, c.never)), Type::str_(), n->range());
-      g.insert(g.create(OpId::RaiseException, {text}, 0))->set_range(n->range());
-      c.replace.clear();
-    } else {
-      check_apart(g, n, c.inputs, "it updates an input of the function being differentiated");
-      check_apart(g, n, c.read_later,
-                  "another alias of the updated tensor (a view of it, a tensor it is a view "
-                  "of, or a variable sharing it) is read after the update");
-    }
+  Value* self = n->input(0);
+  std::vector<Node*> views = view_chain(self);
+  Value* base = views.empty() ? self : views.back()->input(0);
+  Conditions c = conditions_for(g, n, PointsTo(g), base, views);
+  InsertPointGuard guard(g, n);
+  if (!c.never.empty()) {
+    Value* text = g.insert_constant(IValue(message_for(n, c.never)), Type::str_(), n->range());
+    g.insert(g.create(OpId::RaiseException, {text}, 0))->set_range(n->range());
+    c.replace.clear();
+  } else {
+    check_apart(g, n, c.inputs, "it updates an input of the function being differentiated");
+    check_apart(g, n, c.read_later,
+                "another alias of the updated tensor (a view of it, a tensor it is a view "
+                "of, or a variable sharing it) is read after the update");
   }
-  Value* r = out_of_place(g, n);
-  for (const Use& u : c.replace) u.user->replace_input(u.offset, r);
-  n->output()->replace_all_uses_with(r);
+  Value* updated = out_of_place(g, n);
+  // Write the new view back through each view into its base.
+  for (Node* v : views) updated = scatter_into(g, v, v->input(0), updated);
+  std::unordered_map<const Value*, Value*> now{{base, updated}};
+  for (auto it = views.rbegin(); it != views.rend(); ++it) {
+    Node* v = *it;
+    now[v->output()] = view_of(g, v, now.at(v->input(0)));
+  }
+  for (const auto& [a, chain] : c.replayed) {
+    Value* v = updated;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) v = view_of(g, *it, v);
+    now[a] = v;
+  }
+  for (const Use& u : c.replace) u.user->replace_input(u.offset, now.at(u.user->input(u.offset)));
+  n->output()->replace_all_uses_with(now.at(self));
   n->destroy();
   return true;
 }

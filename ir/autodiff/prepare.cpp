@@ -90,6 +90,8 @@ void rewrite_dropout(Graph& g, Block* b) {
   for (Node* n : *b) {
     for (Block* nb : n->blocks()) rewrite_dropout(g, nb);
     if (n->op() != OpId::dropout) continue;
+    // Already the mask of a rewritten dropout: preparing twice changes nothing.
+    if (n->input(0)->node()->op() == OpId::ones_like) continue;
     InsertPointGuard guard(g, n);
     FormulaScope scope(g, n->range());
     Sym mask = call(OpId::dropout, {ones_like(n->input(0)), n->input(1), n->input(2)});

@@ -19,6 +19,7 @@ bool is_tensor_list(const TypePtr& t);
 std::string line_of(const Node* n);  // " at line 7", or "" without a location
 
 // `wrt`: the inputs differentiated (in-place updates they reach become out of place).
+// Idempotent: preparing a prepared graph changes nothing.
 void prepare_for_differentiation(Graph& g, const std::vector<size_t>& wrt);
 
 // A value that depends on a differentiated input only through an op that reads a

@@ -11,6 +11,7 @@
 #include "ir/autodiff/derivatives.h"
 #include "ir/autodiff/differentiate.h"
 #include "ir/autodiff/functionalize.h"
+#include "ir/autodiff/prepare.h"
 #include "ir/passes/inline_calls.h"
 #include "runtime/autograd/node.h"
 #include "runtime/function.h"
@@ -362,7 +363,13 @@ class GraphNode : public Node {
 std::shared_ptr<CompiledGradient> compile(std::shared_ptr<Graph> g, const std::vector<size_t>& wrt,
                                           std::string name, const std::string& function_name,
                                           bool flag_dependence) {
-  size_t first_flag = flag_dependence ? autodiff::add_dependence_flags(*g, wrt) : SIZE_MAX;
+  size_t first_flag = SIZE_MAX;
+  if (flag_dependence) {
+    // The flags follow values, so in-place updates become values first (what
+    // build_joint does anyway; the preparation is idempotent).
+    autodiff::prepare_for_differentiation(*g, wrt);
+    first_flag = autodiff::add_dependence_flags(*g, wrt);
+  }
   autodiff::JointOptions options;
   options.function_name = function_name;
   options.zeros_for_unreached_inputs = false;
@@ -554,6 +561,8 @@ std::string inplace_node_name(OpId op) {
       return "CopyBackwards";
     case OpId::fill_:
       return "FillBackward0";
+    case OpId::index_put_:
+      return "IndexPutBackward0";
     default:
       return "ZeroBackward0";
   }
@@ -579,9 +588,10 @@ void record_inplace(const tsl::Node& node, EagerSite& site, KernelArgs& args) {
               name, "); update it under `with no_grad():`");
   }
   TSL_CHECK(whole_storage(self), name,
-            ": an in-place update of a view, where the tape records it, is not supported by "
-            "TSL (PyTorch would rebase the view's base too); update the base tensor, or "
-            "write it out of place");
+            ": writing into part of a tensor that requires grad (x[i] = v, or an in-place "
+            "update of a view) is not recorded by TSL's tape (PyTorch rebases the whole "
+            "tensor's history); build the new tensor out of place (torch.where, torch.cat, "
+            "index_put) or write under `with no_grad():`");
   (void)op;
   // mul_ and div_'s gradients read self as it was; it is about to be overwritten, so
   // the node gets a copy with self's history (PyTorch saves the original self too).

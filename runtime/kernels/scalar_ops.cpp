@@ -362,6 +362,16 @@ void slice_list(KernelArgs& a) {
   a.out(0) = IValue::list(std::move(out));
 }
 
+void setitem_list(KernelArgs& a) {
+  std::vector<IValue>& elems = a.in(0).to_list().elements;
+  int64_t n = static_cast<int64_t>(elems.size());
+  int64_t i = a.in(1).to_int();
+  int64_t k = i < 0 ? i + n : i;
+  TSL_CHECK(k >= 0 && k < n, "list assignment index ", i, " out of range for a list of length ", n);
+  elems[static_cast<size_t>(k)] = a.in(2);
+  if (a.num_outputs() > 0) a.out(0) = IValue();
+}
+
 void append_list(KernelArgs& a) {
   a.in(0).to_list().elements.push_back(a.in(1));
   if (a.num_outputs() > 0) a.out(0) = IValue();
@@ -537,6 +547,7 @@ void register_scalar_kernels() {
 
   TSL_REGISTER_GENERIC_RAW(len_list, len_list);
   TSL_REGISTER_GENERIC_RAW(getitem_list, getitem_list);
+  TSL_REGISTER_GENERIC_RAW(setitem_list, setitem_list);
   TSL_REGISTER_GENERIC_RAW(slice_list, slice_list);
   TSL_REGISTER_GENERIC_RAW(append_list, append_list);
   TSL_REGISTER_GENERIC_RAW(add_list, add_list);

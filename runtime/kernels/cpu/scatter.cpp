@@ -7,6 +7,7 @@
 #include "runtime/kernels/cpu/shape_kernels.h"
 #include "runtime/kernels/cpu/strided.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/tensor/grad_mode.h"
 
 namespace tsl::cpu {
 namespace {
@@ -306,6 +307,32 @@ Tensor index_put(const Tensor& self, std::vector<std::optional<Tensor>> index_li
   return out;
 }
 
+// self[indices] = values in place (x[mask] = v, x[idx] = v): index_put's loop run on
+// self itself. Values that share self's memory are copied first (x[i] = x.flip(0)).
+Tensor index_put_inplace(const Tensor& self, std::vector<std::optional<Tensor>> index_list,
+                         const Tensor& values, bool accumulate) {
+  check_cpu("index_put_", {&self, &values});
+  check_inplace_allowed(self, "index_put_");
+  TSL_CHECK(self.dtype() == values.dtype(),
+            "Index put requires the source and destination dtypes match, got ",
+            scalar_type_name(self.dtype()), " for the destination and ",
+            scalar_type_name(values.dtype()), " for the source.");
+  Tensor src = values.storage().get() == self.storage().get() ? clone(values) : values;
+  std::vector<Tensor> indices = expand_index_list(self, index_list);
+  IndexPlan plan = plan_index(self, indices);
+  TSL_CHECK(expandable_to(src.sizes(), plan.shape), "shape mismatch: value tensor of shape ",
+            shape_str(src.sizes()), " cannot be broadcast to indexing result of shape ",
+            shape_str(plan.shape));
+  TSL_DISPATCH_ALL(self.dtype(), "index_put_", [&] {
+    if (accumulate)
+      index_put_loop<scalar_t, true>(self, plan, src);
+    else
+      index_put_loop<scalar_t, false>(self, plan, src);
+  });
+  self.storage()->bump_version();
+  return self;
+}
+
 // ---- slice_scatter and select_scatter --------------------------------------------------
 
 // Copies src into `part` (a view of a fresh copy of self), which must have its shape.
@@ -341,6 +368,7 @@ void register_cpu_scatter_kernels() {
   TSL_REGISTER_CPU(scatter_add, cpu::scatter_add);
   TSL_REGISTER_CPU(index_add, cpu::index_add);
   TSL_REGISTER_CPU(index_put, cpu::index_put);
+  TSL_REGISTER_CPU(index_put_, cpu::index_put_inplace);
   TSL_REGISTER_CPU(slice_scatter, cpu::slice_scatter);
   TSL_REGISTER_CPU(select_scatter, cpu::select_scatter);
 }
