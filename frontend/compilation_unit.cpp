@@ -139,6 +139,45 @@ void CompilationUnit::define_function(const std::shared_ptr<ast::Module>& module
       compile_error(d->range, "decorators other than @torch.jit.script are not supported");
     }
   }
+  std::shared_ptr<FunctionDecl> decl = declare(module, def);
+  globals_.erase(def.name);
+  imports_.erase(def.name);
+  functions_[def.name] = std::move(decl);
+  ++generation_;
+}
+
+// Note [Builtins as values]
+// PyTorch's builtins are Python functions: `loss_fn = F.cross_entropy`, `grad(torch.sin)`
+// and `vjp(torch.matmul, a, b)` pass them around. TSL resolves calls statically, so a
+// builtin used as a value becomes an ordinary function, declared once per builtin from
+// the text `def NAME(PARAMS): return QUALIFIED(ARGS)`, whose parameters are the
+// builtin's required positional ones (types from its first overload; optional ones
+// take their defaults). Its body names the builtin through hidden module aliases, so
+// it resolves whatever the user imported. Transforms and calls then treat it as any
+// def (it is inlined into the graphs that call it).
+std::shared_ptr<FunctionDecl> CompilationUnit::builtin_function(const std::string& name,
+                                                                const std::string& qualified,
+                                                                const std::string& text_params,
+                                                                const std::string& call_args) {
+  auto it = builtin_values_.find(qualified);
+  if (it != builtin_values_.end()) return it->second;
+  imports_["__tsl_torch"] = {ImportedName::Module, "torch"};
+  imports_["__tsl_F"] = {ImportedName::Module, "torch.nn.functional"};
+  imports_["__tsl_math"] = {ImportedName::Module, "math"};
+  std::string text =
+      "def " + name + "(" + text_params + "):\n    return " + qualified + "(" + call_args + ")\n";
+  auto source = std::make_shared<Source>("<builtin " + name + ">", text);
+  auto module = std::make_shared<ast::Module>(parse_module(source));
+  TSL_INTERNAL_ASSERT(
+      module->body.size() == 1 && module->body[0]->kind == ast::StmtKind::FunctionDef,
+      "builtin wrapper is not one def");
+  std::shared_ptr<FunctionDecl> decl = declare(module, ast::as<ast::FunctionDef>(*module->body[0]));
+  builtin_values_[qualified] = decl;
+  return decl;
+}
+
+std::shared_ptr<FunctionDecl> CompilationUnit::declare(const std::shared_ptr<ast::Module>& module,
+                                                       const ast::FunctionDef& def) {
   auto decl = std::make_shared<FunctionDecl>();
   decl->name = def.name;
   decl->module = module;
@@ -164,10 +203,7 @@ void CompilationUnit::define_function(const std::shared_ptr<ast::Module>& module
     }
   }
   if (def.returns) decl->declared_return = types.resolve_type(*def.returns);
-  globals_.erase(def.name);
-  imports_.erase(def.name);
-  functions_[def.name] = std::move(decl);
-  ++generation_;
+  return decl;
 }
 
 IValue evaluate_default(CompilationUnit& unit, const ast::Expr& e, const TypePtr& type) {
@@ -232,6 +268,9 @@ std::shared_ptr<FunctionDecl> CompilationUnit::function_ptr(const FunctionDecl* 
     if (d.get() == decl) return d;
   }
   for (const auto& d : transforms_) {
+    if (d.get() == decl) return d;
+  }
+  for (const auto& [name, d] : builtin_values_) {
     if (d.get() == decl) return d;
   }
   return nullptr;

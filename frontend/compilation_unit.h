@@ -139,6 +139,15 @@ class CompilationUnit {
   // The function a name stands for: a def, or a variable holding a function value
   // (`g = grad(f)`); null when neither.
   FunctionDecl* resolve_function(const std::string& name);
+  // A builtin used as a value (`loss_fn = F.cross_entropy`, `grad(torch.sin)`,
+  // `vjp(torch.matmul, a, b)`): a function made once per builtin, `def NAME(params):
+  // return BUILTIN(params)` over the required positional parameters of its first
+  // overload (`text_params`, spelled as in source, e.g. "input, target"). See
+  // Note [Builtins as values] in compilation_unit.cpp.
+  std::shared_ptr<FunctionDecl> builtin_function(const std::string& name,
+                                                 const std::string& qualified,
+                                                 const std::string& text_params,
+                                                 const std::string& call_args);
   // The type of `decl` as a value.
   TypePtr function_value_type(FunctionDecl& decl);
 
@@ -157,6 +166,9 @@ class CompilationUnit {
 
  private:
   void define_function(const std::shared_ptr<ast::Module>& module, const ast::FunctionDef& def);
+  std::shared_ptr<FunctionDecl> declare(const std::shared_ptr<ast::Module>& module,
+                                        const ast::FunctionDef& def);
+  std::map<std::string, std::shared_ptr<FunctionDecl>> builtin_values_;
   void run_import(const ast::Stmt& stmt);
   const FunctionDecl::Compiled& compile_transform(FunctionDecl& decl, const SourceRange& use);
   std::shared_ptr<Graph> grad_graph(const Graph& forward, const FunctionDecl::Transform& t);

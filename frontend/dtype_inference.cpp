@@ -154,6 +154,7 @@ std::optional<DType> first_result_dtype(const FunctionSchema& schema,
     case OpId::empty:
     case OpId::rand:
     case OpId::randn:
+    case OpId::normal:
     case OpId::linspace:
     case OpId::eye:
     case OpId::scalar_tensor:  // the default dtype whatever the number (PyTorch's rule)
@@ -172,6 +173,7 @@ std::optional<DType> first_result_dtype(const FunctionSchema& schema,
     case OpId::full_like:
     case OpId::rand_like:
     case OpId::randn_like:
+    case OpId::normal_tensors:
       return self_dtype(inputs);
     // Elementwise with promotion.
     case OpId::add:

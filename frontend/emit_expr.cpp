@@ -126,16 +126,8 @@ Sugared Emitter::resolve_name(const ast::Name& n) {
   const std::string& id = n.id;
   if (lookup_local(id) || (unit_.find_global(id) && !unit_.find_function(id)) ||
       (mode_ == Mode::Function && locals_.count(id)) || maybe_undefined_.count(id)) {
-    Sugared s;
-    s.value = read_variable(id, n.range);
-    const TypePtr& t = s.value->type();
-    if (t->kind() == TypeKind::Function && t->signature() && t->signature()->target) {
-      // A function value: calls are resolved statically through its type.
-      s.kind = Sugared::Kind::UserFunction;
-      s.function = static_cast<FunctionDecl*>(const_cast<void*>(t->signature()->target));
-      s.name = s.function->name;
-    }
-    return s;
+    // A function value: calls are resolved statically through its type.
+    return sugar_value(read_variable(id, n.range));
   }
   if (FunctionDecl* fn = unit_.find_function(id)) {
     Sugared s;
@@ -292,9 +284,77 @@ Sugared Emitter::emit_sugared(const ast::Expr& e) {
         return emit_transform(callee.name, c);
     }
   }
+  return sugar_value(emit_expr(e));
+}
+
+// A value as a callee: a function value (its type names the declaration) is called
+// statically through its type, as a name bound to it is.
+Sugared Emitter::sugar_value(Value* v) {
   Sugared s;
-  s.value = emit_expr(e);
+  s.value = v;
+  const TypePtr& t = v->type();
+  if (t->kind() == TypeKind::Function && t->signature() && t->signature()->target) {
+    s.kind = Sugared::Kind::UserFunction;
+    s.function = static_cast<FunctionDecl*>(const_cast<void*>(t->signature()->target));
+    s.name = s.function->name;
+  }
   return s;
+}
+
+// A builtin used as a value: the function CompilationUnit::builtin_function declares
+// for it (Note [Builtins as values]), over the required positional parameters of its
+// first overload.
+FunctionDecl* Emitter::builtin_value(const Sugared& b, const SourceRange& range) {
+  auto refuse = [&](const std::string& why) -> FunctionDecl* {
+    compile_error(range, "builtin '" + b.name + "' cannot be used as a value: " + why);
+  };
+  if (is_transform(b.name)) return refuse("it is a function transform");
+  uint32_t space = b.namespace_flag ? b.namespace_flag : opflags::GLOBAL;
+  const std::vector<OpId>& ops = ops_named(b.name, space);
+  if (ops.empty()) return refuse("it is not an op of the op table");
+  const FunctionSchema& schema = schema_of(ops.front());
+  std::string params, args;
+  for (const Argument& a : schema.arguments) {
+    if (a.kwarg_only || a.default_value || a.variadic) break;
+    std::string annotation;
+    switch (a.type->kind()) {
+      case TypeKind::Tensor:
+        break;
+      case TypeKind::Int:
+        annotation = ": int";
+        break;
+      case TypeKind::Float:
+      case TypeKind::Number:
+        annotation = ": float";
+        break;
+      case TypeKind::Bool:
+        annotation = ": bool";
+        break;
+      case TypeKind::Str:
+        annotation = ": str";
+        break;
+      default:
+        return refuse("its parameter '" + a.name + "' has type " + a.type->str());
+    }
+    params += (params.empty() ? "" : ", ") + a.name + annotation;
+    args += (args.empty() ? "" : ", ") + a.name;
+  }
+  std::string prefix = space == opflags::NNF     ? "__tsl_F."
+                       : space == opflags::TORCH ? "__tsl_torch."
+                       : space == opflags::MATH  ? "__tsl_math."
+                                                 : "";
+  return unit_.builtin_function(b.name, prefix + b.name, params, args).get();
+}
+
+// The function a transform's first argument names: a def, a transform result, or a
+// builtin (`grad(torch.sin)`).
+FunctionDecl* Emitter::transformed_function(const Sugared& fn, const std::string& kind,
+                                            const ast::Expr& e) {
+  if (fn.kind == Sugared::Kind::UserFunction) return fn.function;
+  if (fn.kind == Sugared::Kind::Builtin) return builtin_value(fn, e.range);
+  compile_error(
+      e.range, kind + "() transforms a function (a def, a transform or a builtin), not " +
+                   (fn.value ? "a value of type " + fn.value->type()->str() : "'" + fn.name + "'"));
 }
 
 // grad(f), grad(f, argnums), value_and_grad(f, argnums=(0, 1)), ...: a new function.
@@ -305,11 +365,7 @@ Sugared Emitter::emit_transform(const std::string& kind, const ast::Call& c) {
   }
   if (c.args.empty()) compile_error(c.range, kind + "() needs a function to transform");
   Sugared fn = emit_sugared(*c.args[0]);
-  if (fn.kind != Sugared::Kind::UserFunction) {
-    compile_error(c.args[0]->range, kind + "() transforms a function (a def or a transform), not " +
-                                        (fn.value ? "a value of type " + fn.value->type()->str()
-                                                  : "'" + fn.name + "'"));
-  }
+  fn.function = transformed_function(fn, kind, *c.args[0]);
   const ast::Expr* argnums_expr = c.args.size() > 1 ? c.args[1].get() : nullptr;
   if (c.args.size() > 2)
     compile_error(c.args[2]->range, kind + "() takes at most 2 positional arguments");
@@ -354,9 +410,7 @@ Value* Emitter::emit_jvp_call(const ast::Call& c) {
     compile_error(c.range, "jvp() takes a function, a tuple of primals and a tuple of tangents");
   }
   Sugared fn = emit_sugared(*c.args[0]);
-  if (fn.kind != Sugared::Kind::UserFunction) {
-    compile_error(c.args[0]->range, "jvp() differentiates a function (a def or a transform)");
-  }
+  fn.function = transformed_function(fn, "jvp", *c.args[0]);
   auto elements = [&](const ast::Expr& e, const char* what) {
     Value* v = emit_expr(e);
     if (v->type()->kind() != TypeKind::Tuple) {
@@ -393,9 +447,7 @@ Value* Emitter::emit_vjp_call(const ast::Call& c) {
     compile_error(c.range, "vjp() takes a function and its primals: vjp(f, x)");
   }
   Sugared fn = emit_sugared(*c.args[0]);
-  if (fn.kind != Sugared::Kind::UserFunction) {
-    compile_error(c.args[0]->range, "vjp() differentiates a function (a def or a transform)");
-  }
+  fn.function = transformed_function(fn, "vjp", *c.args[0]);
   std::shared_ptr<FunctionDecl> inner = unit_.function_ptr(fn.function);
   TSL_INTERNAL_ASSERT(inner != nullptr, "vjp of an unknown function");
   std::vector<CallArg> args;
@@ -459,8 +511,11 @@ Value* Emitter::as_value(const Sugared& s, const SourceRange& range) {
     }
     case Sugared::Kind::Module:
       compile_error(range, "module '" + s.name + "' is not a value");
-    case Sugared::Kind::Builtin:
-      compile_error(range, "builtin '" + s.name + "' is not a value: call it");
+    case Sugared::Kind::Builtin: {
+      std::shared_ptr<FunctionDecl> decl = unit_.function_ptr(builtin_value(s, range));
+      return constant(IValue(IntrusivePtr<ObjectImpl>(new FunctionRef(decl))),
+                      unit_.function_value_type(*decl), range);
+    }
     case Sugared::Kind::TypingName:
       compile_error(range, "type '" + s.name + "' is not a value");
   }
@@ -718,6 +773,9 @@ Value* Emitter::emit_binary(ast::BinOp op, Value* lhs, Value* rhs, const SourceR
   if (lk == TypeKind::Str && rk == TypeKind::Str && op == ast::BinOp::Add) {
     return graph_.insert_op(OpId::add_str, {lhs, rhs}, Type::str_(), range);
   }
+  if (lk == TypeKind::Str && op == ast::BinOp::Mod) {
+    return graph_.insert_op(OpId::mod_str, {lhs, rhs}, Type::str_(), range);
+  }
   if (lk == TypeKind::List && rk == TypeKind::List && op == ast::BinOp::Add) {
     if (!lt->element()->equals(*rt->element())) return fail();
     return graph_.insert_op(OpId::add_list, {lhs, rhs}, lt, range);
@@ -728,7 +786,19 @@ Value* Emitter::emit_binary(ast::BinOp op, Value* lhs, Value* rhs, const SourceR
     lhs = graph_.insert_op(OpId::Int_bool, {lhs}, Type::int_(), range), lk = TypeKind::Int;
   if (rk == TypeKind::Bool)
     rhs = graph_.insert_op(OpId::Int_bool, {rhs}, Type::int_(), range), rk = TypeKind::Int;
-  bool as_float = lk == TypeKind::Float || rk == TypeKind::Float || op == ast::BinOp::Div;
+  // int ** int is an int, but a negative constant exponent (`2 ** -2`) makes it a
+  // float as in Python (the exponent's sign decides the type, so it must be known).
+  auto negative_constant = [](const Value* v) {
+    const Node* n = v->node();
+    if (n->op() == OpId::Constant)
+      return n->attr("value").is_int() && n->attr("value").to_int() < 0;
+    return n->op() == OpId::neg_int && n->input(0)->node()->op() == OpId::Constant &&
+           n->input(0)->node()->attr("value").to_int() > 0;
+  };
+  bool float_power =
+      op == ast::BinOp::Pow && lk == TypeKind::Int && rk == TypeKind::Int && negative_constant(rhs);
+  bool as_float =
+      lk == TypeKind::Float || rk == TypeKind::Float || op == ast::BinOp::Div || float_power;
   if (as_float) {
     if (lk == TypeKind::Int) lhs = graph_.insert_op(OpId::Float_int, {lhs}, Type::float_(), range);
     if (rk == TypeKind::Int) rhs = graph_.insert_op(OpId::Float_int, {rhs}, Type::float_(), range);
@@ -778,7 +848,19 @@ Value* Emitter::emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const S
     return graph_.insert_op(negate ? OpId::is_not : OpId::is, {lhs, rhs}, Type::bool_(), range);
   }
   if (op == ast::CmpOp::In || op == ast::CmpOp::NotIn) {
-    compile_error(range, "the 'in' operator is not supported");
+    // `item in seq`: lists and tuples by element equality, strings by substring.
+    Value* found = nullptr;
+    TypeKind sk = rt->kind();
+    if (sk == TypeKind::List || sk == TypeKind::Tuple) {
+      found = graph_.insert_op(OpId::contains_seq, {rhs, lhs}, Type::bool_(), range);
+    } else if (sk == TypeKind::Str && lt->kind() == TypeKind::Str) {
+      found = graph_.insert_op(OpId::contains_str, {rhs, lhs}, Type::bool_(), range);
+    } else {
+      compile_error(
+          range, "the 'in' operator is not supported between " + lt->str() + " and " + rt->str());
+    }
+    if (op == ast::CmpOp::In) return found;
+    return graph_.insert_op(OpId::not_bool, {found}, Type::bool_(), range);
   }
   const char* base = nullptr;
   switch (op) {
@@ -823,6 +905,12 @@ Value* Emitter::emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const S
   }
   if (lk == TypeKind::Device && rk == TypeKind::Device && eq_ne) {
     return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_device : OpId::ne_device, {lhs, rhs},
+                            Type::bool_(), range);
+  }
+  bool l_seq = lk == TypeKind::List || lk == TypeKind::Tuple;
+  bool r_seq = rk == TypeKind::List || rk == TypeKind::Tuple;
+  if (l_seq && r_seq && eq_ne) {
+    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_seq : OpId::ne_seq, {lhs, rhs},
                             Type::bool_(), range);
   }
   if (lk == TypeKind::Bool && rk == TypeKind::Bool && eq_ne) {
@@ -1081,7 +1169,15 @@ Value* Emitter::emit_builtin_call(const Sugared& callee, std::vector<CallArg> ar
                   "'" + name + "' (function transforms) is not available in this build of TSL yet");
   }
   if (name == "no_grad") compile_error(range, "no_grad() is only supported as `with no_grad():`");
-  if (name == "script") compile_error(range, "torch.jit.script is accepted only as a decorator");
+  if (name == "script") {
+    // torch.jit.script(f) compiles f in PyTorch; every TSL function is compiled, so
+    // it returns f itself (a function value).
+    if (args.size() != 1 || !args[0].name.empty() ||
+        args[0].value->type()->kind() != TypeKind::Function) {
+      compile_error(range, "torch.jit.script() takes one function");
+    }
+    return args[0].value;
+  }
   if (space == opflags::GLOBAL) {
     if (name == "range")
       compile_error(range, "range() can only be used as the iterable of a for loop");

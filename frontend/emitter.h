@@ -179,6 +179,10 @@ class Emitter {
   Value* emit_ifexp(const ast::IfExp& e);
   Value* emit_subscript(const ast::Subscript& s);
   Value* emit_tensor_index(Value* t, const ast::Subscript& s);
+  Sugared sugar_value(Value* v);
+  FunctionDecl* builtin_value(const Sugared& b, const SourceRange& range);
+  FunctionDecl* transformed_function(const Sugared& fn, const std::string& kind,
+                                     const ast::Expr& e);
   Value* emit_listcomp(const ast::ListComp& c);
   Value* emit_fstring(const ast::FString& f);
   Value* emit_list(const ast::ListExpr& l, const TypePtr& hint);

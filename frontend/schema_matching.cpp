@@ -151,6 +151,18 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
     for (; ai < s.arguments.size(); ++ai) {
       if (s.arguments[ai].name == args[i].name && !s.arguments[ai].variadic) break;
     }
+    // PyTorch's Python names for the same parameters: `input` for the schema's
+    // `self` (torch.sum(input=x)), NumPy's `axis` / `keepdims` for `dim` / `keepdim`.
+    if (ai == s.arguments.size()) {
+      static const std::pair<const char*, const char*> aliases[] = {
+          {"input", "self"}, {"axis", "dim"}, {"keepdims", "keepdim"}};
+      for (const auto& [alias, canonical] : aliases) {
+        if (args[i].name != alias) continue;
+        for (ai = 0; ai < s.arguments.size(); ++ai) {
+          if (s.arguments[ai].name == canonical && !s.arguments[ai].variadic) break;
+        }
+      }
+    }
     if (ai == s.arguments.size()) {
       if (why) *why = "got an unexpected keyword argument '" + args[i].name + "'";
       return std::nullopt;

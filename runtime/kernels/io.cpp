@@ -109,6 +109,108 @@ void format_kernel(KernelArgs& a) {
   a.out(0) = IValue(std::move(out));
 }
 
+// ---- printf-style formatting: "%5.2f and %s" % (x, name) ------------------------------
+
+// One conversion of Python's %-formatting turned into format() of the format-spec
+// language: flags (- + space # 0), width, precision and the type letter.
+std::string percent_conversion(const IValue& v, const std::string& flags, const std::string& width,
+                               const std::string& precision, char type) {
+  std::string spec;
+  bool left = flags.find('-') != std::string::npos;
+  if (left) spec += '<';
+  if (flags.find('+') != std::string::npos)
+    spec += '+';
+  else if (flags.find(' ') != std::string::npos)
+    spec += ' ';
+  if (flags.find('#') != std::string::npos) spec += '#';
+  if (!left && flags.find('0') != std::string::npos && type != 's' && type != 'r') spec += '0';
+  spec += width;
+  switch (type) {
+    case 's':
+    case 'r': {
+      std::string text = type == 'r' ? v.repr() : v.str();
+      if (!precision.empty()) text = text.substr(0, std::stoul(precision));
+      return format_value(IValue(text), (left ? "<" : ">") + width);
+    }
+    case 'd':
+    case 'i':
+    case 'u': {
+      // %d truncates floats toward zero, as int() does.
+      IValue n = v;
+      if (v.is_double()) {
+        TSL_CHECK(std::isfinite(v.to_double()), "cannot convert float ", v.str(), " to integer");
+        n = IValue(static_cast<int64_t>(std::trunc(v.to_double())));
+      }
+      TSL_CHECK(n.is_int() || n.is_bool(), "%d format: a real number is required, not ",
+                v.tag_name());
+      return format_value(n.is_bool() ? IValue(int64_t(n.to_bool())) : n, spec + "d");
+    }
+    case 'x':
+    case 'X':
+    case 'o': {
+      TSL_CHECK(v.is_int() || v.is_bool(), "%", type, " format: an integer is required, not ",
+                v.tag_name());
+      return format_value(v, spec + type);
+    }
+    case 'c':
+      TSL_CHECK(v.is_str() && v.to_str().size() == 1, "%c requires int or char");
+      return v.to_str();
+    default: {
+      // e E f F g G: floats (ints convert).
+      IValue x = v.is_int() ? IValue(static_cast<double>(v.to_int())) : v;
+      std::string p = precision.empty() ? "6" : precision;
+      return format_value(x, spec + "." + p + type);
+    }
+  }
+}
+
+void percent_format_kernel(KernelArgs& a) {
+  const std::string& templ = a.in(0).to_str();
+  const IValue& arg = a.in(1);
+  std::vector<IValue> args;
+  if (arg.is_tuple())
+    args = arg.to_tuple();
+  else
+    args.push_back(arg);
+  std::string out;
+  size_t next = 0;
+  for (size_t i = 0; i < templ.size(); ++i) {
+    char c = templ[i];
+    if (c != '%') {
+      out += c;
+      continue;
+    }
+    TSL_CHECK(i + 1 < templ.size(), "incomplete format");
+    if (templ[i + 1] == '%') {
+      out += '%';
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    TSL_CHECK(templ[j] != '(', "format requires a mapping: %(name)s is not supported");
+    std::string flags, width, precision;
+    while (j < templ.size() && std::string("-+ #0").find(templ[j]) != std::string::npos)
+      flags += templ[j++];
+    while (j < templ.size() && std::isdigit(static_cast<unsigned char>(templ[j])))
+      width += templ[j++];
+    if (j < templ.size() && templ[j] == '.') {
+      ++j;
+      while (j < templ.size() && std::isdigit(static_cast<unsigned char>(templ[j])))
+        precision += templ[j++];
+      if (precision.empty()) precision = "0";
+    }
+    TSL_CHECK(j < templ.size(), "incomplete format");
+    char type = templ[j];
+    TSL_CHECK(std::string("diuoxXeEfFgGcrsa").find(type) != std::string::npos,
+              "unsupported format character '", std::string(1, type), "'");
+    TSL_CHECK(next < args.size(), "not enough arguments for format string");
+    out += percent_conversion(args[next++], flags, width, precision, type == 'a' ? 'r' : type);
+    i = j;
+  }
+  TSL_CHECK(next == args.size(), "not all arguments converted during string formatting");
+  a.out(0) = IValue(std::move(out));
+}
+
 // ---- NumPy .npy -----------------------------------------------------------------------
 // Format 1.0: magic "\x93NUMPY", version, a little-endian header length, then a
 // Python dict literal {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
@@ -346,6 +448,7 @@ Tensor load_csv(std::string path, bool skip_header) {
 void register_io_kernels() {
   TSL_REGISTER_GENERIC_RAW(print, print_kernel);
   TSL_REGISTER_GENERIC_RAW(format, format_kernel);
+  TSL_REGISTER_GENERIC_RAW(mod_str, percent_format_kernel);
   TSL_REGISTER_GENERIC(save, save_npy);
   TSL_REGISTER_GENERIC(load, load_npy);
   TSL_REGISTER_GENERIC(load_csv, load_csv);

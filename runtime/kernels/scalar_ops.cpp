@@ -229,6 +229,7 @@ bool is_same_object(const IValue& a, const IValue& b) {
   return false;
 }
 bool is(IValue a, IValue b) { return is_same_object(a, b); }
+
 bool is_not(IValue a, IValue b) { return !is_same_object(a, b); }
 
 // ---- conversions ----------------------------------------------------------------------
@@ -319,6 +320,54 @@ int64_t len_str(std::string s) {
 const std::vector<IValue>& elements_of(const IValue& v) {
   return v.is_tuple() ? v.to_tuple() : v.to_list().elements;
 }
+
+// Python's == on the values TSL's lists and tuples hold: numbers compare across int,
+// float and bool; sequences elementwise (a list equals a tuple of the same elements:
+// TSL's x.shape is a list where PyTorch's torch.Size is a tuple); tensors as
+// bool(a == b), which needs one element, as in Python.
+bool py_equal(const IValue& a, const IValue& b);
+
+bool sequence_equal(const std::vector<IValue>& a, const std::vector<IValue>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!py_equal(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+bool py_equal(const IValue& a, const IValue& b) {
+  auto number = [](const IValue& v) { return v.is_int() || v.is_double() || v.is_bool(); };
+  auto as_double = [](const IValue& v) {
+    return v.is_bool()  ? (v.to_bool() ? 1.0 : 0.0)
+           : v.is_int() ? double(v.to_int())
+                        : v.to_double();
+  };
+  if (number(a) && number(b)) {
+    if (a.is_double() || b.is_double()) return as_double(a) == as_double(b);
+    return (a.is_bool() ? int64_t(a.to_bool()) : a.to_int()) ==
+           (b.is_bool() ? int64_t(b.to_bool()) : b.to_int());
+  }
+  bool a_seq = a.is_list() || a.is_tuple(), b_seq = b.is_list() || b.is_tuple();
+  if (a_seq && b_seq) return sequence_equal(elements_of(a), elements_of(b));
+  if (a.is_tensor() || b.is_tensor()) {
+    IValue eq = call_op(OpId::eq, {a, b}).at(0);
+    const Tensor& t = eq.to_tensor();
+    TSL_CHECK(t.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
+    return call_op(OpId::Bool_Tensor, {eq}).at(0).to_bool();
+  }
+  if (a.tag() != b.tag()) return false;
+  return is_same_object(a, b);
+}
+
+bool eq_seq(IValue a, IValue b) { return py_equal(a, b); }
+bool ne_seq(IValue a, IValue b) { return !py_equal(a, b); }
+bool contains_seq(IValue seq, IValue item) {
+  for (const IValue& e : elements_of(seq)) {
+    if (py_equal(e, item)) return true;
+  }
+  return false;
+}
+bool contains_str(std::string s, std::string part) { return s.find(part) != std::string::npos; }
 
 void len_list(KernelArgs& a) {
   a.out(0) = IValue(static_cast<int64_t>(elements_of(a.in(0)).size()));
@@ -528,6 +577,10 @@ void register_scalar_kernels() {
   TSL_REGISTER_GENERIC(ne_str, ne<std::string>);
   TSL_REGISTER_GENERIC(not_bool, not_bool);
   TSL_REGISTER_GENERIC(is, is);
+  TSL_REGISTER_GENERIC(eq_seq, eq_seq);
+  TSL_REGISTER_GENERIC(ne_seq, ne_seq);
+  TSL_REGISTER_GENERIC(contains_seq, contains_seq);
+  TSL_REGISTER_GENERIC(contains_str, contains_str);
   TSL_REGISTER_GENERIC(is_not, is_not);
 
   TSL_REGISTER_GENERIC(Float_int, float_of_int);

@@ -43,6 +43,45 @@ Tensor randn_kernel(Sizes size, OptDType dtype, OptDevice device, bool rg) {
   return normal_tensor(size, dtype.value_or(DType::Float32), device, rg, "randn");
 }
 
+// x * std + mean over standard normal draws, in the dtype's arithmetic: the stream
+// and the bits of PyTorch's normal_ (which randn is, with mean 0 and std 1).
+void scale_shift(Tensor& out, const Tensor& std, const Tensor& mean) {
+  TSL_DISPATCH_FLOATING(out.dtype(), "normal", [&] {
+    const scalar_t* s = std.data_ptr<scalar_t>();
+    const scalar_t* m = mean.data_ptr<scalar_t>();
+    scalar_t* o = out.data_ptr<scalar_t>();
+    bool s1 = std.numel() == 1, m1 = mean.numel() == 1;
+    for (int64_t i = 0; i < out.numel(); ++i) o[i] = o[i] * s[s1 ? 0 : i] + m[m1 ? 0 : i];
+  });
+}
+
+Tensor normal_kernel(double mean, double std, Sizes size, OptDType dtype, OptDevice device,
+                     bool rg) {
+  TSL_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  DType t = dtype.value_or(DType::Float32);
+  Tensor out = normal_tensor(size, t, device, false, "normal");
+  scale_shift(out, Tensor::scalar(Scalar(std), t), Tensor::scalar(Scalar(mean), t));
+  return cpu::finish_factory(out, rg);
+}
+
+// normal(mean, std) with tensors of the same number of elements: mean's shape.
+Tensor normal_tensors_kernel(const Tensor& mean, const Tensor& std) {
+  TSL_CHECK(mean.numel() == std.numel(), "normal: mean has ", mean.numel(),
+            " elements and std has ", std.numel(), "; they must have the same number");
+  DType t = mean.dtype();
+  check_floating(t, "normal");
+  Tensor m = mean.contiguous();
+  Tensor sd = call_op(OpId::to_dtype, {IValue(std), IValue(t)}).at(0).to_tensor().contiguous();
+  TSL_DISPATCH_FLOATING(t, "normal", [&] {
+    const scalar_t* s = sd.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < sd.numel(); ++i)
+      TSL_CHECK(s[i] >= 0, "normal expects all elements of std >= 0.0");
+  });
+  Tensor out = normal_tensor(mean.sizes(), t, std::nullopt, false, "normal");
+  scale_shift(out, sd, m);
+  return out;
+}
+
 Tensor rand_like_kernel(const Tensor& self, OptDType dtype, OptDevice device, bool rg) {
   return uniform_tensor(self.sizes(), dtype.value_or(self.dtype()), device, rg, "rand_like");
 }
@@ -99,6 +138,8 @@ Tensor dropout_kernel(const Tensor& input, double p, bool training) {
 void register_cpu_random_kernels() {
   TSL_REGISTER_CPU(rand, rand_kernel);
   TSL_REGISTER_CPU(randn, randn_kernel);
+  TSL_REGISTER_CPU(normal, normal_kernel);
+  TSL_REGISTER_CPU(normal_tensors, normal_tensors_kernel);
   TSL_REGISTER_CPU(randint, randint_kernel);
   TSL_REGISTER_CPU(randint_high, randint_high_kernel);
   TSL_REGISTER_CPU(rand_like, rand_like_kernel);
