@@ -1184,8 +1184,13 @@ Value* Emitter::emit_builtin_call(const Sugared& callee, std::vector<CallArg> ar
     if (name == "enumerate" || name == "zip") {
       compile_error(range, name + "() can only be used as the iterable of a for loop");
     }
+    if (name == "list" && args.size() == 1 && args[0].name.empty() &&
+        args[0].value->type()->kind() == TypeKind::List) {
+      return graph_.insert_op(OpId::list_copy, {args[0].value}, args[0].value->type(), range);
+    }
     if (name == "isinstance" || name == "list" || name == "tuple") {
-      compile_error(range, name + "() is not supported");
+      compile_error(range, name + "() is not supported" +
+                               std::string(name == "list" ? " (except list() of a list)" : ""));
     }
     if (name == "len" && args.size() == 1 && args[0].value->type()->kind() == TypeKind::Tuple) {
       return constant(IValue(static_cast<int64_t>(args[0].value->type()->contained().size())),

@@ -408,8 +408,13 @@ void slice_list(KernelArgs& a) {
   slice_bounds(static_cast<int64_t>(elems.size()), a.in(1), a.in(2), step, start, end);
   std::vector<IValue> out;
   for (int64_t i = start; step > 0 ? i < end : i > end; i += step) out.push_back(elems[i]);
-  a.out(0) = IValue::list(std::move(out));
+  IValue sliced = IValue::list(std::move(out));
+  // x.shape[1:] is a torch.Size too.
+  if (a.in(0).is_list()) sliced.to_list().torch_size = a.in(0).to_list().torch_size;
+  a.out(0) = std::move(sliced);
 }
+
+void list_copy(KernelArgs& a) { a.out(0) = IValue::list(elements_of(a.in(0))); }
 
 void setitem_list(KernelArgs& a) {
   std::vector<IValue>& elems = a.in(0).to_list().elements;
@@ -601,6 +606,7 @@ void register_scalar_kernels() {
   TSL_REGISTER_GENERIC_RAW(len_list, len_list);
   TSL_REGISTER_GENERIC_RAW(getitem_list, getitem_list);
   TSL_REGISTER_GENERIC_RAW(setitem_list, setitem_list);
+  TSL_REGISTER_GENERIC_RAW(list_copy, list_copy);
   TSL_REGISTER_GENERIC_RAW(slice_list, slice_list);
   TSL_REGISTER_GENERIC_RAW(append_list, append_list);
   TSL_REGISTER_GENERIC_RAW(add_list, add_list);

@@ -182,6 +182,11 @@ std::string IValue::repr() const {
     case Tag::List:
     case Tag::Tuple: {
       const auto& elems = is_list() ? to_list().elements : to_tuple();
+      if (is_list() && to_list().torch_size) {
+        std::string out = "torch.Size([";
+        for (size_t i = 0; i < elems.size(); ++i) out += (i ? ", " : "") + elems[i].repr();
+        return out + "])";
+      }
       std::string out = is_list() ? "[" : "(";
       for (size_t i = 0; i < elems.size(); ++i) {
         if (i) out += ", ";

@@ -27,6 +27,9 @@ struct ListImpl : RefCounted {
   ListImpl() = default;
   explicit ListImpl(std::vector<IValue> v);
   std::vector<IValue> elements;
+  // A tensor's shape (x.shape, x.size()): an int list that prints as PyTorch's
+  // torch.Size([2, 3]) does.
+  bool torch_size = false;
 };
 
 // A TSL tuple; immutable once built.

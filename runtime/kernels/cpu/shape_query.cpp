@@ -41,6 +41,13 @@ IValue nested_list(const Tensor& t, const T* data, int64_t d, int64_t offset) {
 
 std::vector<int64_t> size(const Tensor& self) { return self.sizes().vec(); }
 
+// The op `size` (x.shape, x.size()): a list that prints as torch.Size.
+IValue shape_value(const Tensor& self) {
+  IValue out = IValue::int_list(self.sizes().span());
+  out.to_list().torch_size = true;
+  return out;
+}
+
 int64_t size_dim(const Tensor& self, int64_t dim) {
   TSL_CHECK(self.dim() > 0, "Dimension specified as ", dim, " but tensor has no dimensions");
   return self.size(dim);
@@ -72,7 +79,7 @@ IValue tolist(const Tensor& self) {
 }
 
 void register_shape_query_kernels() {
-  TSL_REGISTER_GENERIC(size, size);
+  TSL_REGISTER_GENERIC(size, shape_value);
   TSL_REGISTER_GENERIC(size_dim, size_dim);
   TSL_REGISTER_GENERIC(dim, dim);
   TSL_REGISTER_GENERIC(numel, numel);
