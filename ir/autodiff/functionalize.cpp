@@ -341,7 +341,11 @@ Conditions conditions_for(const Graph& g, Node* n, const PointsTo& points_to, Va
     if (!defined_before(chain, a)) continue;
     for (const Use& u : a->uses()) {
       if (u.user == n || reads_only_metadata(u.user) || !read_after(chain, a, u.user)) continue;
-      if (handled.count(a) && site_of(chain, u.user).level == 0) {
+      // A later read in the update's own block reads the new value; a read before
+      // it there runs after it only in the next iteration of a loop (never exact).
+      Site at = site_of(chain, u.user);
+      bool later_in_block = at.level == 0 && before_in_block(n, at.holder);
+      if (handled.count(a) && later_in_block) {
         c.replace.push_back(u);
         continue;
       }
@@ -354,7 +358,7 @@ Conditions conditions_for(const Graph& g, Node* n, const PointsTo& points_to, Va
       // Another select/slice view of the base (`c = b[1]` read after `b[1, 0] = v`):
       // read as the same view of the new base.
       std::vector<Node*> other = view_chain(const_cast<Value*>(a));
-      if (!other.empty() && other.back()->input(0) == base && site_of(chain, u.user).level == 0) {
+      if (!other.empty() && other.back()->input(0) == base && later_in_block) {
         c.replace.push_back(u);
         c.replayed.emplace(a, std::move(other));
         continue;

@@ -248,13 +248,56 @@ class Generator:
             return self.tensor_leaf(scope, shape)
         kinds = ["unary", "unary", "domain", "binary", "binary", "scalar", "scalar", "reduce",
                  "where", "ternary", "call", "index", "cat", "stack", "listsum", "reshape",
-                 "unsq"]
+                 "unsq", "stat", "dtype", "masked"]
         if len(shape) >= 1:
-            kinds += ["matmul", "matmul", "slice"]
+            kinds += ["matmul", "matmul", "slice", "softmax", "flip", "cumsum", "select_ops"]
         if len(shape) == 2:
-            kinds += ["transpose"]
+            kinds += ["transpose", "tri"]
         k = self.rng.choice(kinds)
         sub = lambda s: self.tensor_expr(scope, s, fn, depth + 1)  # noqa: E731
+        if k == "softmax":
+            d = self.rng.randrange(-len(shape), len(shape))
+            f = self.rng.choice(["torch.softmax(%s, %d)", "F.log_softmax(%s, dim=%d)",
+                                 "(%s).softmax(%d)"])
+            return f % ("(%s)" % sub(shape), d)
+        if k == "flip":
+            d = self.rng.randrange(len(shape))
+            return "torch.flip(%s, [%d])" % (sub(shape), d)
+        if k == "cumsum":
+            d = self.rng.randrange(len(shape))
+            return "torch.cumsum(%s, %d)" % (sub(shape), d)
+        if k == "tri":
+            return self.rng.choice(["torch.tril(%s)", "torch.triu(%s, 1)", "(%s).tril(-1)"]) % sub(shape)
+        if k == "select_ops":
+            d = self.rng.randrange(len(shape))
+            big = list(shape)
+            big[d] += 1
+            idx = sorted(self.rng.sample(range(big[d]), shape[d]))
+            e = sub(tuple(big))
+            return self.rng.choice([
+                "torch.index_select(%s, %d, torch.tensor(%s))" % (e, d, idx),
+                "(%s).narrow(%d, 1, %d)" % (e, d, shape[d])])
+        if k == "stat":
+            d = self.rng.randint(0, len(shape))
+            m = self.rng.choice([2, 3])
+            big = shape[:d] + (m,) + shape[d:]
+            e = "(%s)" % sub(big)
+            return self.rng.choice([
+                "torch.var(%s, %d)" % (e, d), "%s.std(dim=%d, unbiased=False)" % (e, d),
+                "torch.norm(%s + 0.5, dim=%d)" % (e, d) if False else "(%s.abs() + 0.5).norm(dim=%d)" % (e, d),
+                "torch.max(%s, %d)[0]" % (e, d), "%s.min(dim=%d)[0]" % (e, d),
+                "torch.mean(%s, dim=%d, keepdim=True).squeeze(%d)" % (e, d, d)])
+        if k == "dtype":
+            # A round trip through float32 (promotion and rounding on both sides).
+            return self.rng.choice(["(%s).float().double()", "(%s).to(torch.float32).double()",
+                                    "((%s).float() * 2.0).double()"]) % sub(shape)
+        if k == "masked":
+            e = sub(shape)
+            c = sub(self.broadcast_partner(shape))
+            return self.rng.choice([
+                "torch.masked_fill(%s, %s > 0.5, %s)" % (e, c, self.float_lit()),
+                "(%s).masked_fill(%s < 0.0, 0.0)" % (e, c),
+                "torch.where(%s > 0.0, %s, torch.zeros_like(%s))" % (c, e, e) if c else "%s" % e])
         if k == "unary":
             form = self.rng.choice(SAFE_UNARY)
             if form == "{} * {}":
@@ -394,6 +437,8 @@ class Generator:
             kinds += ["if", "if", "for", "while", "list", "optional"]
         if in_loop:
             kinds += ["breakcont"]
+        if "setitem" in self.features:
+            kinds += ["setitem"]
         if self.depth >= 1:
             kinds += ["return"]
         k = self.rng.choice(kinds)
@@ -433,6 +478,29 @@ class Generator:
             self.for_stmt(scope, fn, indent, loop_depth)
         elif k == "while":
             self.while_stmt(scope, fn, indent, loop_depth)
+        elif k == "setitem":
+            cands = [(n, t) for n, t in scope.all().items()
+                     if t[0] == "T" and t[1] and n not in fn.param_names]
+            if not cands:
+                return False
+            n, t = self.rng.choice(cands)
+            shape = t[1]
+            form = self.rng.choice(["row", "col", "mask", "slice", "aug"])
+            if form == "row":
+                i = self.rng.randrange(-shape[0], shape[0])
+                self.emit(indent, "%s[%d] = %s" % (n, i, self.tensor_expr(scope, shape[1:], fn, 2)))
+            elif form == "col" and len(shape) >= 2:
+                j = self.rng.randrange(shape[1])
+                self.emit(indent, "%s[:, %d] = %s" % (n, j, self.float_lit() if self.chance(0.5)
+                                                       else self.tensor_expr(scope, (shape[0],), fn, 2)))
+            elif form == "mask":
+                self.emit(indent, "%s[%s > %s] = %s" % (n, n, self.float_lit(), self.float_lit()))
+            elif form == "slice" and shape[0] >= 2:
+                self.emit(indent, "%s[1:] = %s" % (n, self.tensor_expr(scope, (shape[0] - 1,) + shape[1:], fn, 2)))
+            else:
+                i = self.rng.randrange(shape[0])
+                self.emit(indent, "%s[%d] %s %s" % (n, i, self.rng.choice(["+=", "-=", "*="]),
+                                                   self.tensor_expr(scope, shape[1:], fn, 2)))
         elif k == "breakcont":
             self.emit(indent, "if %s:" % self.bool_expr(scope, fn))
             self.emit(indent + 1, self.rng.choice(["break", "continue"]))
