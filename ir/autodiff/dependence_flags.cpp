@@ -29,6 +29,13 @@ bool carries_dependence(const Node* n) {
   }
 }
 
+bool appended_to(const Value* list) {
+  return std::any_of(list->uses().begin(), list->uses().end(), [](const Use& u) {
+    return (u.user->op() == OpId::append_list || u.user->op() == OpId::setitem_list) &&
+           u.offset == 0;
+  });
+}
+
 class FlagBuilder {
  public:
   FlagBuilder(Graph& g, const std::vector<size_t>& wrt) : g_(g), dep_(analyze_dependence(g, wrt)) {
@@ -49,7 +56,12 @@ class FlagBuilder {
   // Whether v depends on a differentiated input on this run's path. A list is one
   // flag for all its elements: the static analysis's answer.
   Value* flag(const Value* v) const {
-    if (v->type()->kind() == TypeKind::List) return dep_.requiring.count(v) ? yes_ : no_;
+    if (v->type()->kind() == TypeKind::List) {
+      auto it = list_flags_.find(v);
+      if (it != list_flags_.end()) return it->second;
+      if (v->node()->op() == OpId::ListConstruct && !appended_to(v)) return no_;
+      return dep_.requiring.count(v) ? yes_ : no_;
+    }
     auto it = flags_.find(v);
     return it == flags_.end() ? no_ : it->second;
   }
@@ -60,6 +72,14 @@ class FlagBuilder {
     if (n->op() == OpId::Loop) return process_loop(n);
     for (Block* b : n->blocks()) process_block(b);
     if (process_tuple(n)) return;
+    // A list never appended to depends on what its elements depend on on this path.
+    if (n->op() == OpId::ListConstruct && !appended_to(n->output())) {
+      std::vector<Value*> from;
+      for (const Value* in : n->inputs()) from.push_back(flag(in));
+      Value* f = any_of(from, n);
+      if (f != no_) list_flags_[n->output()] = f;
+      return;
+    }
     if (!carries_dependence(n)) return;
     std::vector<Value*> from;
     for (const Value* in : n->inputs()) from.push_back(flag(in));
@@ -166,6 +186,7 @@ class FlagBuilder {
   Value* no_;
   std::unordered_map<const Value*, Value*> flags_;
   std::unordered_map<const Value*, std::vector<Value*>> tuple_flags_;
+  std::unordered_map<const Value*, Value*> list_flags_;
 };
 
 }  // namespace

@@ -481,7 +481,13 @@ void functionalize_inplace_updates(Graph& g, const std::vector<size_t>& wrt) {
     }
     if (!next) return;
     Dependence dep = analyze_dependence(g, wrt);
-    if (!functionalize_one(g, next, dep)) stay.insert(next);
+    if (functionalize_one(g, next, dep)) {
+      // A rewrite can make an update judged before depend on the inputs (`v += w` in a
+      // loop whose v another update makes differentiable): judge them all again.
+      stay.clear();
+    } else {
+      stay.insert(next);
+    }
   }
 }
 

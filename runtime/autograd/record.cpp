@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/autodiff/dependence_flags.h"
 #include "ir/autodiff/derivatives.h"
@@ -263,6 +265,8 @@ bool reads_only_metadata(const Value* v) {
 Tensor metadata_stand_in(const Tensor& t) {
   int64_t one = 1;
   Tensor cell = Tensor::empty(std::span<const int64_t>(&one, 1), t.dtype(), t.device());
+  // Never read by the backward; zeroed anyway, so a bug that reads it is deterministic.
+  std::memset(cell.impl()->data(), 0, element_size(t.dtype()));
   DimVector zeros(t.sizes().size(), 0);
   return cell.as_strided(t.sizes(), zeros, 0);
 }
@@ -279,11 +283,22 @@ class GraphNode : public Node {
             SourceRange range)
       : Node(next_sequence_nr()), gradient_(std::move(gradient)), range_(std::move(range)) {
     state_.emplace(std::move(state));
-    for (size_t k = 0; k < gradient_->code->num_captures(); ++k) {
+    // Two captures may be one value (the optimizer merged them): it keeps its data if
+    // either needs it, since replacing one capture replaces the shared register.
+    std::unordered_set<const TensorImpl*> need_data;
+    size_t count = gradient_->code->num_captures();
+    for (size_t k = 0; k < count; ++k) {
+      const IValue& v = state_->capture(k);
+      if (v.is_tensor() && v.tensor_impl() && !gradient_->metadata_only[k])
+        need_data.insert(v.tensor_impl());
+    }
+    for (size_t k = 0; k < count; ++k) {
       IValue& v = state_->capture(k);
       if (!v.is_tensor() || !v.tensor_impl()) continue;
-      if (gradient_->metadata_only[k]) {
+      if (gradient_->metadata_only[k] && !need_data.count(v.tensor_impl())) {
         v = IValue(metadata_stand_in(v.to_tensor()));
+      } else if (gradient_->metadata_only[k]) {
+        continue;  // checked through the capture that reads the data
       } else {
         versions_.push_back({v.to_tensor(), v.tensor_impl()->storage()->version()});
       }
