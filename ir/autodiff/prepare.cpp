@@ -186,6 +186,22 @@ class Analysis : public Dependence {
     if (is_differentiable_type(v->type()) || is_tensor_list(v->type())) requiring.insert(v);
   }
 
+  // The per-iteration stack of a loop nested in another loop, pushed onto the outer
+  // loop's list of lists (what a gradient graph of nested loops saves): lists of
+  // lists have no gradient rules, so differentiating through it again would silently
+  // drop its part of the gradient. An error instead.
+  void check_nested_stack(const Node* append) {
+    const Value* list = append->input(0);
+    const Value* stack = append->input(1);
+    if (!is_tensor_list(stack->type()) || !req(stack)) return;
+    if (stack->node()->op() != OpId::ListConstruct) return;
+    compile_error(list->node()->range(),
+                  "differentiating a second time through a loop nested in another loop is not "
+                  "supported yet (the inner loop's saved values form a list of lists); take "
+                  "the higher derivative of a function with one loop level, or unroll the "
+                  "inner loop");
+  }
+
   static bool carries_cut(const TypePtr& t) {
     return t->kind() == TypeKind::Float || is_differentiable_type(t);
   }
@@ -237,6 +253,8 @@ class Analysis : public Dependence {
                       "function is not known where the gradient is built)");
       }
     }
+    if (n->op() == OpId::append_list && n->input(0)->type()->element()->kind() == TypeKind::List)
+      check_nested_stack(n);
     if (n->op() == OpId::append_list && req(n->input(1))) {
       mark(n->input(0));  // a list of tensors holds what is appended to it
       return;
