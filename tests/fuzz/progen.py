@@ -784,6 +784,42 @@ class Generator:
         self.emit(1, "r.backward()")
         for p in tparams:
             self.emit(0, "print(%s.grad)" % leaves[p])
+        if "train" in self.features and self.chance(0.5):
+            self.train(f, tparams, leaves, eargs)
+
+    def train(self, f, tparams, leaves, eargs):
+        """A tutorial's training loop on the leaves: backward, an SGD step in place under
+        no_grad (at top level or through a def), then zeroing or clearing the grads."""
+        lr = self.rng.choice(["0.1", "0.05", "0.01"])
+        through_def = self.chance(0.4)
+        if through_def:
+            self.emit(0, "def sgd_step(params: List[torch.Tensor], lr: float):")
+            self.emit(1, "with torch.no_grad():")
+            self.emit(2, "for p in params:")
+            self.emit(3, "if p.grad is not None:")
+            self.emit(4, "p -= lr * p.grad")
+            self.emit(0, "")
+            self.emit(0, "")
+        self.emit(0, "for step in range(%d):" % self.rng.randint(1, 3))
+        self.emit(1, "out = %s(%s)" % (f.name, ", ".join(eargs)))
+        self.emit(1, "loss = (out * out).mean()")
+        self.emit(1, "if loss.requires_grad:")
+        self.emit(2, "loss.backward()")
+        if through_def:
+            self.emit(1, "sgd_step([%s], %s)" % (", ".join(leaves[p] for p in tparams), lr))
+        else:
+            self.emit(1, "with torch.no_grad():")
+            for p in tparams:
+                self.emit(2, "if %s.grad is not None:" % leaves[p])
+                self.emit(3, "%s -= %s * %s.grad" % (leaves[p], lr, leaves[p]))
+        for p in tparams:
+            if self.chance(0.5):
+                self.emit(1, "%s.grad = None" % leaves[p])
+            else:
+                self.emit(1, "if %s.grad is not None:" % leaves[p])
+                self.emit(2, "%s.grad.zero_()" % leaves[p])
+        for p in tparams:
+            self.emit(0, "print(%s.tolist())" % leaves[p])
 
     def program(self):
         self.emit(0, "import torch")
