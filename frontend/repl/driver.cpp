@@ -2,6 +2,8 @@
 // §11): every error a program can cause ends in a message and an exit status.
 #include "frontend/repl/driver.h"
 
+#include "runtime/kernels/files.h"
+
 #include <pthread.h>
 #include <unistd.h>
 #include <algorithm>
@@ -108,13 +110,15 @@ void install_sigint_handler() {
   sigaction(SIGINT, &sa, nullptr);
 }
 
+// The text of a program file; false after printing why not ("it is a directory").
 bool read_file(const std::string& path, std::string& out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  out = ss.str();
-  return !f.bad();
+  try {
+    out = read_file_or_throw(path, "tsl");
+    return true;
+  } catch (const Error& e) {
+    std::cerr << "tsl: error: " << std::string(e.what()).substr(5) << "\n";
+    return false;
+  }
 }
 
 // Runs fn on a thread with a large stack: deep but legal programs (long expression
@@ -268,10 +272,7 @@ int dump_kernels(CompilationUnit& unit, SourcePtr source) {
 // each (verifying after each pass) and prints them as --dump=ir does.
 int run_ir_file(const Options& o) {
   std::string text;
-  if (!read_file(o.ir_file, text)) {
-    std::cerr << "tsl: error: cannot open file '" << o.ir_file << "': No such file or directory\n";
-    return kExitCompileError;
-  }
+  if (!read_file(o.ir_file, text)) return kExitCompileError;
   try {
     check_pass_names(o.passes);
   } catch (const Error& e) {
@@ -309,10 +310,7 @@ int run(const Options& o) {
     text = o.code;
     name = "<string>";
   } else if (!o.file.empty()) {
-    if (!read_file(o.file, text)) {
-      std::cerr << "tsl: error: cannot open file '" << o.file << "': No such file or directory\n";
-      return kExitCompileError;
-    }
+    if (!read_file(o.file, text)) return kExitCompileError;
     name = o.file;
   } else if (!isatty(STDIN_FILENO)) {
     std::stringstream ss;

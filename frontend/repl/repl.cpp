@@ -2,6 +2,8 @@
 // session's CompilationUnit, prints values and errors, handles meta-commands.
 #include "frontend/repl/repl.h"
 
+#include "runtime/kernels/files.h"
+
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -77,9 +79,11 @@ void write_svg(const std::string& dot_text, const std::string& name, std::ostrea
   std::string base;
   for (char c : name) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   std::string dot_file = base + ".dot";
-  {
-    std::ofstream f(dot_file);
-    f << dot_text;
+  try {
+    write_file_or_throw(dot_file, dot_text, ":dot");
+  } catch (const Error& e) {
+    out << "error: " << e.what() << "\n";
+    return;
   }
   std::string cmd = "dot -Tsvg '" + dot_file + "' -o '" + base + ".svg' 2>/dev/null";
   if (std::system(cmd.c_str()) == 0) out << "(drawn to " << base << ".svg)\n";
@@ -208,14 +212,14 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
     unit.reset();
     out << "session reset\n";
   } else if (cmd == ":load") {
-    std::ifstream f(rest, std::ios::binary);
-    if (!f) {
-      err << "error: cannot open file '" << rest << "'\n";
-    } else {
-      std::stringstream text;
-      text << f.rdbuf();
-      run_reporting(unit, std::make_shared<Source>(rest, text.str()), false, err);
+    std::string text;
+    try {
+      text = read_file_or_throw(rest, ":load");
+    } catch (const Error& e) {
+      err << "error: " << e.what() << "\n";
+      return true;
     }
+    run_reporting(unit, std::make_shared<Source>(rest, text), false, err);
   } else if (cmd == ":code") {
     show_code(unit, rest, out, err);
   } else if (cmd == ":profile") {

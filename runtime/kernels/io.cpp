@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "runtime/kernels/files.h"
 #include "runtime/kernels/format_spec.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/output.h"
@@ -242,15 +243,13 @@ void save_npy(std::string path, Tensor t) {
                        "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;
   header += std::string((64 - total % 64) % 64, ' ') + "\n";
-  std::ofstream f(path, std::ios::binary);
-  TSL_CHECK(f, "save: cannot open '", path, "' for writing: ", std::strerror(errno));
-  f.write("\x93NUMPY\x01\x00", 8);
+  std::string bytes("\x93NUMPY\x01\x00", 8);
   uint16_t len = static_cast<uint16_t>(header.size());
-  char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-  f.write(len_bytes, 2);
-  f.write(header.data(), static_cast<std::streamsize>(header.size()));
-  f.write(static_cast<const char*>(c.raw_data()), static_cast<std::streamsize>(c.nbytes()));
-  TSL_CHECK(f.good(), "save: writing '", path, "' failed: ", std::strerror(errno));
+  bytes += static_cast<char>(len & 0xff);
+  bytes += static_cast<char>(len >> 8);
+  bytes += header;
+  bytes.append(static_cast<const char*>(c.raw_data()), c.nbytes());
+  write_file_or_throw(path, bytes, "save");
 }
 
 // The value of `key` in the header dict, as text.
@@ -367,9 +366,7 @@ void convert_element(const unsigned char* p, const NpyType& t, T* out) {
 }
 
 Tensor load_npy(std::string path) {
-  std::ifstream f(path, std::ios::binary);
-  TSL_CHECK(f, "load: cannot open '", path, "': ", std::strerror(errno));
-  std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string data = read_file_or_throw(path, "load");
   TSL_CHECK(data.size() >= 10 && data.compare(0, 6, "\x93NUMPY") == 0, "load: '", path,
             "' is not a NumPy .npy file");
   auto byte = [&](size_t i) { return static_cast<size_t>(static_cast<unsigned char>(data[i])); };
@@ -408,8 +405,7 @@ Tensor load_npy(std::string path) {
 
 // A CSV of numbers: one row per line, the same number of columns in each row.
 Tensor load_csv(std::string path, bool skip_header) {
-  std::ifstream f(path);
-  TSL_CHECK(f, "load_csv: cannot open '", path, "': ", std::strerror(errno));
+  std::istringstream f(read_file_or_throw(path, "load_csv"));
   std::vector<float> values;
   int64_t cols = -1, rows = 0, line_no = 0;
   std::string line;

@@ -61,6 +61,36 @@ TEST(CommandLine, VersionAndHelp) {
   EXPECT_NE(h.out.find("--dump"), std::string::npos);
 }
 
+// A directory given as the program: a clear error and the compile-error status, not a
+// silent success with nothing run.
+TEST(CommandLine, ADirectoryIsNotAProgram) {
+  fs::path dir = fs::temp_directory_path() / ("tsl_cli_dir_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Result r = tsl(quote(dir.string()));
+  fs::remove(dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("tsl: error: cannot read '" + dir.string() + "': it is a directory"),
+            std::string::npos)
+      << r.err;
+}
+
+// save writes through a temporary file renamed over the target: a second save
+// replaces the first whole, and no temporary is left behind.
+TEST(CommandLine, SaveReplacesTheFileWhole) {
+  fs::path dir = fs::temp_directory_path() / ("tsl_cli_save_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string npy = (dir / "t.npy").string();
+  Result r = tsl("-c " + quote("import torch\ntorch.save('" + npy + "', torch.ones(1000))\n" +
+                               "torch.save('" + npy + "', torch.arange(3))\n" +
+                               "print(torch.load('" + npy + "'))"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "tensor([0, 1, 2])\n");
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1u);
+  fs::remove_all(dir);
+}
+
 // A gradient path through item() gives PyTorch's numbers (the number is a constant)
 // and one warning on stderr naming the op, however often the gradient is compiled.
 TEST(CommandLine, GradientThroughItemWarnsOnce) {
@@ -266,7 +296,7 @@ TEST(CommandLine, PassesArgvToTheScript) {
 TEST(CommandLine, MissingFileIsAnErrorNotACrash) {
   Result r = tsl("/nonexistent/dir/prog.tsl");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("cannot open file '/nonexistent/dir/prog.tsl'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot open '/nonexistent/dir/prog.tsl'"), std::string::npos) << r.err;
 }
 
 TEST(CommandLine, UnknownOptionIsAUsageError) {
