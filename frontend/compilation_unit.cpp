@@ -482,15 +482,16 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
   const TypePtr& returns = inner.return_type;
   bool tensors = returns->kind() == TypeKind::Tuple && !returns->contained().empty();
   for (const TypePtr& e : returns->contained()) tensors &= e->is_tensor();
-  if (t.kind == "vjp" || t.kind == "jvp") {
+  if (t.kind == "vjp" || t.kind == "jvp" || t.kind == "jacrev" || t.kind == "jacfwd") {
     if (!returns->is_tensor() && !tensors) {
       compile_error(use, t.kind + "() needs '" + t.inner->name +
                              "' to return a Tensor or a tuple of Tensors, but it returns " +
                              returns->str());
     }
-  } else if (!returns->is_tensor()) {
-    compile_error(use, t.kind + "() needs '" + t.inner->name +
-                           "' to return a scalar Tensor, but it returns " + returns->str());
+  } else if (t.kind != "vmap" && !returns->is_tensor()) {
+    compile_error(use, t.kind + "() needs '" + t.inner->name + "' to return a" +
+                           (t.kind == "hessian" ? "" : " scalar") + " Tensor, but it returns " +
+                           returns->str());
   }
   std::unique_ptr<Graph> forward = inner.function->graph().clone();
   inline_calls(*forward, [](const Node* call) {
@@ -505,7 +506,13 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
   } else if (t.kind == "vjp") {
     result = vjp_graph(*forward, t, use);
   } else if (t.kind == "hessian") {
-    result = hessian_graph(*forward, t, use);
+    result = hessian_of(t, use);
+  } else if (t.kind == "vmap") {
+    result = vmap_transform_graph(*forward, t, returns, use);
+  } else if (t.kind == "jacrev") {
+    result = jacrev_graph(*forward, t, use);
+  } else if (t.kind == "jacfwd") {
+    result = jacfwd_graph(*forward, t, use);
   } else {
     result = grad_graph(*forward, t);
   }
@@ -513,8 +520,9 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
     std::vector<size_t> primals(t.inner->param_names.size());
     for (size_t i = 0; i < primals.size(); ++i) primals[i] = i;
     check_floating_inputs(*result, *t.inner, primals, true, use);
-  } else {
-    check_floating_inputs(*result, *t.inner, t.argnums, t.kind == "hessian", use);
+  } else if (t.kind != "vmap") {
+    check_floating_inputs(*result, *t.inner, t.argnums, t.kind == "hessian" || t.kind == "jacfwd",
+                          use);
   }
   result->set_name(decl.name);
   verify(*result);

@@ -74,7 +74,8 @@ bool is_python_builtin(const std::string& name) {
 
 bool is_transform(const std::string& name) {
   return name == "grad" || name == "vjp" || name == "jvp" || name == "hessian" ||
-         name == "value_and_grad" || name == "grad_and_value" || name == "graph";
+         name == "value_and_grad" || name == "grad_and_value" || name == "graph" ||
+         name == "vmap" || name == "jacrev" || name == "jacfwd";
 }
 
 }  // namespace
@@ -303,6 +304,7 @@ Sugared Emitter::emit_transform(const std::string& kind, const ast::Call& c) {
     compile_error(c.func->range,
                   kind + "(f, ...) is called with the primals; it is not a function");
   }
+  if (kind == "vmap") return emit_vmap(c);
   if (c.args.empty()) compile_error(c.range, kind + "() needs a function to transform");
   Sugared fn = emit_sugared(*c.args[0]);
   if (fn.kind != Sugared::Kind::UserFunction) {
@@ -966,18 +968,16 @@ Value* Emitter::emit_call(const ast::Call& c) {
       return emit_method_call(base.value, a.attr, emit_call_args(c), c);
     }
     Sugared callee = sugared_attribute(base, a);
+    if (callee.kind == Sugared::Kind::Builtin && is_transform(callee.name))
+      return emit_transform_call(callee.name, c);  // functorch.vjp(f, x), torch.func.grad(f)
     if (callee.kind == Sugared::Kind::Value) {
       compile_error(c.func->range, "'" + callee.value->type()->str() + "' object is not callable");
     }
     return emit_builtin_call(callee, emit_call_args(c), c);
   }
   Sugared callee = emit_sugared(*c.func);
-  if (callee.kind == Sugared::Kind::Builtin && is_transform(callee.name)) {
-    if (callee.name == "graph") return emit_graph_of(c);
-    if (callee.name == "jvp") return emit_jvp_call(c);
-    if (callee.name == "vjp") return emit_vjp_call(c);
-    return as_value(emit_transform(callee.name, c), c.range);
-  }
+  if (callee.kind == Sugared::Kind::Builtin && is_transform(callee.name))
+    return emit_transform_call(callee.name, c);
   switch (callee.kind) {
     case Sugared::Kind::UserFunction:
       if (callee.function->transform && callee.function->transform->kind == "vjp_fn") {
@@ -996,8 +996,16 @@ Value* Emitter::emit_call(const ast::Call& c) {
   compile_error(c.range, "cannot call this");
 }
 
+Value* Emitter::emit_transform_call(const std::string& name, const ast::Call& c) {
+  if (name == "graph") return emit_graph_of(c);
+  if (name == "jvp") return emit_jvp_call(c);
+  if (name == "vjp") return emit_vjp_call(c);
+  return as_value(emit_transform(name, c), c.range);
+}
+
 Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& args,
                                const SourceRange& range) {
+  if (decl.transform && decl.transform->kind == "vmap") check_vmap_call(decl, args, range);
   size_t n = decl.param_names.size();
   std::vector<Value*> inputs(n, nullptr);
   std::vector<SourceRange> ranges(n);
