@@ -506,7 +506,7 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
   } else if (t.kind == "vjp") {
     result = vjp_graph(*forward, t, use);
   } else if (t.kind == "hessian") {
-    result = hessian_of(t, use);
+    result = hessian_of(*forward, t, use);
   } else if (t.kind == "vmap") {
     result = vmap_transform_graph(*forward, t, returns, use);
   } else if (t.kind == "jacrev") {

@@ -186,7 +186,8 @@ class CompilationUnit {
                                       const SourceRange& use);
   std::shared_ptr<Graph> jacfwd_graph(const Graph& forward, const FunctionDecl::Transform& t,
                                       const SourceRange& use);
-  std::shared_ptr<Graph> hessian_of(const FunctionDecl::Transform& t, const SourceRange& use);
+  std::shared_ptr<Graph> hessian_of(const Graph& forward, const FunctionDecl::Transform& t,
+                                    const SourceRange& use);
 
   std::map<std::string, GlobalVar> globals_;
   std::map<std::string, std::shared_ptr<FunctionDecl>> functions_;

@@ -298,12 +298,22 @@ std::shared_ptr<Graph> CompilationUnit::jacfwd_graph(const Graph& forward,
   return jac;
 }
 
-// hessian(f, argnums) = jacfwd(jacrev(f, argnums), argnums), as in functorch.
-std::shared_ptr<Graph> CompilationUnit::hessian_of(const FunctionDecl::Transform& t,
+// hessian(f, argnums) = jacfwd(jacrev(f, argnums), argnums), as in functorch. Where an op
+// of f's gradient has no batching rule yet, the hessian of one argument is computed
+// column by column instead, one jvp of grad(f) per basis vector in a loop (TSL's
+// hessian before vmap; docs/language.md lists the ops).
+std::shared_ptr<Graph> CompilationUnit::hessian_of(const Graph& forward,
+                                                   const FunctionDecl::Transform& t,
                                                    const SourceRange& use) {
   auto rev = make_transform("jacrev", t.inner, t.argnums, t.argnums_tuple, use);
   auto fwd = make_transform("jacfwd", rev, t.argnums, t.argnums_tuple, use);
-  return compile_function(*fwd, use).function->graph().clone();
+  try {
+    return compile_function(*fwd, use).function->graph().clone();
+  } catch (const SourceError& e) {
+    bool no_rule = e.message().rfind("vmap: no batching rule", 0) == 0;
+    if (!no_rule || t.argnums_tuple) throw;
+  }
+  return hessian_graph(forward, t, use);
 }
 
 }  // namespace tsl

@@ -166,8 +166,14 @@ void BatchedValues::visit(const Node* n) {
     if (!n->outputs().empty()) set(n->output(), in(0));
     return;
   }
+  // An index list (x[i, j]) is not batched itself, but its op is when an index is.
+  auto batched_indices = [&](const Value* v) {
+    if (!is_index_list(v) || v->node()->op() != OpId::ListConstruct) return false;
+    const auto& elems = v->node()->inputs();
+    return std::any_of(elems.begin(), elems.end(), [&](const Value* e) { return layout(e).any(); });
+  };
   bool any = std::any_of(n->inputs().begin(), n->inputs().end(),
-                         [&](const Value* v) { return layout(v).any(); });
+                         [&](const Value* v) { return layout(v).any() || batched_indices(v); });
   for (const Value* o : n->outputs()) {
     set(o, any ? Layout::batched_like(o->type()) : Layout());
   }

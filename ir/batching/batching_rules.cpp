@@ -2,6 +2,8 @@
 // context's dim, size and layout helpers.
 #include "ir/batching/batching_rules.h"
 
+#include <functional>
+
 #include "ir/schema.h"
 
 namespace tsl::batching {
@@ -166,6 +168,56 @@ std::vector<BVal> BatchRuleContext::apply_multi(OpId op, std::vector<BArg> args,
   return emitter_.apply(op, std::move(inputs), std::move(types), range_);
 }
 
+namespace {
+
+// If(cond) { then() } else { Undefined }, typed `type`.
+Value* if_defined(Value* cond, const TypePtr& type, const std::function<Value*()>& then) {
+  Graph& g = FormulaScope::graph();
+  Node* branch = g.insert(g.create(OpId::If, {cond}, 1));
+  branch->set_range(FormulaScope::range());
+  Block* then_block = branch->add_block();
+  Block* else_block = branch->add_block();
+  {
+    InsertPointGuard in(g, then_block);
+    then_block->add_return(then());
+  }
+  {
+    InsertPointGuard in(g, else_block);
+    else_block->add_return(call(OpId::Undefined, {}).value()->set_type(type));
+  }
+  return branch->output()->set_type(type);
+}
+
+}  // namespace
+
+Value* batched_list(Value* list, Value* batch_size, bool copy) {
+  Graph& g = FormulaScope::graph();
+  const TypePtr& type = list->type();
+  return if_defined(call(OpId::AnyDefined, {list}), type, [&]() -> Value* {
+    Node* out = g.insert(g.create(OpId::ListConstruct, {}, 1));
+    out->set_range(FormulaScope::range());
+    out->output()->set_type(type);
+    Sym n = call(OpId::len_list, {list});
+    Node* loop = g.insert(g.create(OpId::Loop, {n, constant(IValue(true), Type::bool_())}, 0));
+    loop->set_range(FormulaScope::range());
+    Block* body = loop->add_block();
+    Value* i = body->add_param(Type::int_());
+    InsertPointGuard in(g, body);
+    Value* e = call(OpId::getitem_list, {list, i}).value()->set_type(Type::tensor());
+    Value* b = if_defined(call(OpId::AnyDefined, {e}), Type::tensor(), [&]() -> Value* {
+      Node* lead = g.insert(g.create(OpId::ListConstruct, {batch_size}, 1));
+      lead->output()->set_type(Type::list(Type::int_()));
+      Sym full = call(OpId::add_list, {lead->output(), size(e)});
+      full.value()->set_type(Type::list(Type::int_()));
+      Sym x = expand(unsqueeze(e, 0), full);
+      return copy ? call(OpId::clone, {x}).value() : x.value();
+    });
+    g.insert(g.create(OpId::append_list, {out->output(), b}, 0));
+    body->add_return(constant(IValue(true), Type::bool_()));
+    return out->output();
+  });
+}
+
 Sym int_list(std::vector<int64_t> v) {
   return constant(IValue::int_list(v), Type::list(Type::int_()));
 }
@@ -196,6 +248,7 @@ BatchRule batching_rule(OpId op) {
     register_index_batching(*t);
     register_linalg_batching(*t);
     register_nn_batching(*t);
+    register_autograd_batching(*t);
     register_unbatchable_ops(*t);
     return t;
   }();

@@ -156,6 +156,7 @@ void register_shape_batching(BatchingTable& table);
 void register_index_batching(BatchingTable& table);
 void register_linalg_batching(BatchingTable& table);
 void register_nn_batching(BatchingTable& table);
+void register_autograd_batching(BatchingTable& table);
 void register_unbatchable_ops(BatchingTable& table);
 
 // ---- Rules shared by the rule files
@@ -171,6 +172,12 @@ std::vector<BVal> dim_rule(BatchRuleContext& c) {
   for (Sym s : c.call_with(r)) out.push_back(batched(s));
   return out;
 }
+// A list of tensors (or a list gradient) that is the same for every batch element, with
+// the batch dim: a new list of each element expanded to `batch_size` (copied when
+// `copy`: the list may be written to); undefined elements, and an undefined list
+// gradient, stay undefined. Emitted as a loop at the insertion point.
+Value* batched_list(Value* list, Value* batch_size, bool copy);
+
 // A constant int list.
 Sym int_list(std::vector<int64_t> v);
 

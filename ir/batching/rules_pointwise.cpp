@@ -1,7 +1,6 @@
 // Batching rules of elementwise ops (every EW row of runtime/ops.def: operands aligned,
 // then the op as is), of ops that act elementwise without being marked EW (masked_fill,
-// conversions, the *_like factories, the gradient sums of autodiff) and of in-place
-// updates.
+// conversions, the *_like factories) and of in-place updates.
 #include "ir/batching/batching_rules.h"
 
 namespace tsl::batching {
@@ -24,34 +23,6 @@ std::vector<BVal> masked_fill_rule(BatchRuleContext& c) {
 // Ops of one tensor whose other arguments are not tensors (dtype conversions, copies,
 // the *_like factories): the op on the batched tensor.
 std::vector<BVal> unary_rule(BatchRuleContext& c) { return all_batched(c.call_with({})); }
-
-// AutogradAdd(a, b), AutogradZeros(grad, like): either may be undefined (a zero
-// gradient) at run time, when the result is the other one; both are made batched so
-// that the result is batched whichever it is. Their logical shapes are equal, so no
-// alignment is needed.
-std::vector<BVal> gradient_sum_rule(BatchRuleContext& c) {
-  std::vector<std::pair<size_t, Arg>> r;
-  for (size_t i = 0; i < 2; ++i) {
-    if (c.batched(i) || c.input(i).value()->node()->op() == OpId::Undefined) continue;
-    // An unbatched operand that may be undefined stays undefined when it is.
-    Sym defined = call(OpId::AnyDefined, {c.input(i)});
-    Graph& g = FormulaScope::graph();
-    Node* branch = g.insert(g.create(OpId::If, {defined}, 1));
-    branch->set_range(c.range());
-    Block* then_block = branch->add_block();
-    Block* else_block = branch->add_block();
-    {
-      InsertPointGuard in(g, then_block);
-      then_block->add_return(c.materialize(c.in(i)));
-    }
-    {
-      InsertPointGuard in(g, else_block);
-      else_block->add_return(undefined());
-    }
-    r.emplace_back(i, branch->output()->set_type(Type::tensor()));
-  }
-  return all_batched(c.call_with(r));
-}
 
 // add_(self, other), copy_(self, src), ...: writes into self, so self must be batched
 // (functorch cannot write a batch into an unbatched tensor either); the other tensor
@@ -104,8 +75,6 @@ void register_pointwise_batching(BatchingTable& table) {
   TSL_BATCHING(ones_like, unary_rule);
   TSL_BATCHING(empty_like, unary_rule);
   TSL_BATCHING(full_like, unary_rule);
-  TSL_BATCHING(AutogradAdd, gradient_sum_rule);
-  TSL_BATCHING(AutogradZeros, gradient_sum_rule);
   TSL_BATCHING(add_, inplace_rule);
   TSL_BATCHING(sub_, inplace_rule);
   TSL_BATCHING(mul_, inplace_rule);

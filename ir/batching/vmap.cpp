@@ -77,6 +77,11 @@ class MayBeUndefined {
         case OpId::AutogradAdd:
           if ((*this)(n->input(0)) && (*this)(n->input(1))) set_.insert(n->output());
           break;
+        case OpId::AutogradZeros:
+          // Zeros like an Optional that holds None: no zeros at all.
+          if ((*this)(n->input(0)) && ((*this)(n->input(1)) || !n->input(1)->type()->is_tensor()))
+            set_.insert(n->output());
+          break;
         case OpId::If:
           for (size_t k = 0; k < n->outputs().size(); ++k) {
             for (const Block* nb : n->blocks()) {
@@ -109,6 +114,7 @@ class Vmap : public BatchEmitter {
  public:
   Vmap(const Graph& f, const VmapSpec& spec) : spec_(spec), src_(f.clone()) {
     prepare_for_differentiation(*src_, {});
+    remove_dead_nodes(*src_);  // a vjp's closure whose call was inlined, say
     std::vector<bool> batched_inputs;
     for (size_t i = 0; i < src_->inputs().size(); ++i)
       batched_inputs.push_back(i < spec.in_dims.size() && spec.in_dims[i].has_value());
@@ -133,7 +139,7 @@ class Vmap : public BatchEmitter {
   std::vector<BVal> apply(OpId op, std::vector<BVal> inputs, std::vector<TypePtr> output_types,
                           const SourceRange& range) override {
     bool any = false;
-    for (const BVal& v : inputs) any |= v.batched;
+    for (const BVal& v : inputs) any |= v.batched || has_batched_element(v.value);
     if (!any) {
       std::vector<Value*> values;
       for (const BVal& v : inputs) values.push_back(v.value);
@@ -163,6 +169,17 @@ class Vmap : public BatchEmitter {
     c->output()->set_type(type);
     literal_lists_[c->output()] = elements;
     return c->output();
+  }
+
+  // Whether v is a list literal (the indices of x[i, j]) with a batched element: its op
+  // then needs its rule although the list itself is not batched.
+  bool has_batched_element(const Value* v) const {
+    auto it = literal_lists_.find(v);
+    if (it == literal_lists_.end()) return false;
+    for (const BVal& e : it->second) {
+      if (e.batched) return true;
+    }
+    return false;
   }
 
   std::optional<std::vector<BVal>> list_elements(const Value* list) override {
@@ -316,6 +333,13 @@ class Vmap : public BatchEmitter {
   // The value of `src` (mapped) with layout `want`, which is at least its own.
   Value* conform(const Value* src, const Entry& e, const Layout& want) {
     if (want == e.layout || !want.any()) return e.value;
+    // A placeholder on a path that never reads it (an early exit) stays one.
+    // So does an undefined (zero) gradient, or a list gradient of undefined entries: the
+    // same for every batch element.
+    OpId made_by = e.value->node()->op();
+    if (made_by == OpId::Uninitialized || made_by == OpId::Undefined ||
+        made_by == OpId::AutogradListZeros)
+      return e.value;
     const TypePtr& type = e.value->type();
     if (type->kind() == TypeKind::Tuple) {
       const auto& types = type->contained();
@@ -339,6 +363,8 @@ class Vmap : public BatchEmitter {
     }
     if (type->kind() == TypeKind::Optional && e.value->node()->op() == OpId::Constant)
       return e.value;  // None
+    if (type->kind() == TypeKind::List && type->element()->is_tensor())
+      return batched_list(e.value, batch_size_, true);
     compile_error(src ? src->node()->range() : SourceRange(),
                   "vmap: this " + type->str() +
                       " is batched on one path and not on another, and TSL cannot batch it "
@@ -385,7 +411,8 @@ class Vmap : public BatchEmitter {
         break;
     }
     bool any = false;
-    for (const Value* v : n->inputs()) any |= lookup(v).layout.any();
+    for (const Value* v : n->inputs())
+      any |= lookup(v).layout.any() || has_batched_element(lookup(v).value);
     if (!any || is_structural_for_vmap(n->op())) {
       Node* c = clone(n);
       for (size_t i = 0; i < n->outputs().size(); ++i) {
@@ -469,8 +496,11 @@ class Vmap : public BatchEmitter {
     std::vector<Value*> inputs;
     for (const Value* in : n->inputs()) inputs.push_back(lookup(in).value);
     if (list.batched) inputs[elem] = conform(v, lookup(v), Layout::batched_like(v->type()));
-    TSL_INTERNAL_ASSERT(list.batched || !lookup(v).layout.any(),
-                        "vmap: a batched element put into an unbatched list");
+    if (!list.batched && lookup(v).layout.any()) {
+      compile_error(n->range(),
+                    "vmap: a batched value put into a list of indices (Tensor?[]) "
+                    "is not supported; write the indices out (x[i, j])");
+    }
     Node* c = dst_->insert(dst_->create(n->op(), inputs, n->outputs().size()));
     c->set_range(n->range());
     for (size_t i = 0; i < n->outputs().size(); ++i) {
@@ -565,7 +595,10 @@ std::shared_ptr<Graph> vmap_graph(const Graph& f, const VmapSpec& spec) {
                                   "(<inputs>): vmap: Expected at least one Tensor to "
                                   "vmap over");
   }
-  return Vmap(f, spec).run();
+  if (getenv("TSL_DEBUG_VMAP")) fprintf(stderr, "=== vmap source\n%s", print_graph(f).c_str());
+  auto g = Vmap(f, spec).run();
+  if (getenv("TSL_DEBUG_VMAP")) fprintf(stderr, "=== vmap result\n%s", print_graph(*g).c_str());
+  return g;
 }
 
 }  // namespace tsl::batching
