@@ -275,13 +275,14 @@ std::shared_ptr<FunctionDecl> CompilationUnit::make_transform(
   decl->param_types = inner->param_types;
   decl->defaults = inner->defaults;
   if (kind == "jvp") {
-    // jvp(f, primals, tangents): f's parameters, then one tangent per parameter.
-    for (size_t i = 0; i < inner->param_names.size(); ++i) {
-      decl->param_names.push_back("t_" + inner->param_names[i]);
+    // jvp(f, primals, tangents): f's parameters, then one tangent per primal given (the
+    // parameters after them take their defaults). A tangent's name is not an
+    // identifier (x'), so that no parameter of f can take its argument.
+    for (size_t i : argnums) {
+      decl->param_names.push_back(inner->param_names[i] + "'");
       decl->param_types.push_back(Type::tensor());
       decl->defaults.push_back(std::nullopt);
     }
-    for (auto& d : decl->defaults) d = std::nullopt;
   }
   decl->transform = FunctionDecl::Transform{kind, inner, argnums, argnums_tuple, nullptr};
   if (kind == "vjp") {
@@ -516,13 +517,9 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
   } else {
     result = grad_graph(*forward, t);
   }
-  if (t.kind == "jvp") {
-    std::vector<size_t> primals(t.inner->param_names.size());
-    for (size_t i = 0; i < primals.size(); ++i) primals[i] = i;
-    check_floating_inputs(*result, *t.inner, primals, true, use);
-  } else if (t.kind != "vmap") {
-    check_floating_inputs(*result, *t.inner, t.argnums, t.kind == "hessian" || t.kind == "jacfwd",
-                          use);
+  if (t.kind != "vmap") {
+    check_floating_inputs(*result, *t.inner, t.argnums,
+                          t.kind == "jvp" || t.kind == "hessian" || t.kind == "jacfwd", use);
   }
   result->set_name(decl.name);
   verify(*result);
@@ -541,11 +538,11 @@ std::shared_ptr<Graph> CompilationUnit::jvp_graph(const Graph& forward,
                                                   const FunctionDecl::Transform& t,
                                                   const SourceRange& use) {
   size_t num_params = t.inner->param_names.size();
-  for (size_t i = 0; i < num_params; ++i) {
+  for (size_t i : t.argnums) {
     if (!t.inner->param_types[i]->is_tensor()) {
       compile_error(use, "jvp(): argument '" + t.inner->param_names[i] + "' of '" + t.inner->name +
                              "' is " + t.inner->param_types[i]->str() +
-                             "; jvp differentiates every argument, so all must be Tensors");
+                             "; jvp differentiates every primal, so all must be Tensors");
     }
   }
   std::unique_ptr<Graph> flat = forward.clone();

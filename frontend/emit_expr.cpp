@@ -377,14 +377,16 @@ Value* Emitter::emit_jvp_call(const ast::Call& c) {
   std::vector<CallArg> tangents = elements(*c.args[2], "tangents");
   std::shared_ptr<FunctionDecl> inner = unit_.function_ptr(fn.function);
   TSL_INTERNAL_ASSERT(inner != nullptr, "jvp of an unknown function");
-  if (args.size() != inner->param_names.size() || tangents.size() != args.size()) {
+  if (args.empty() || args.size() > inner->param_names.size() || tangents.size() != args.size()) {
     compile_error(c.range, "jvp(): '" + inner->name + "' takes " +
                                std::to_string(inner->param_names.size()) +
-                               " argument(s); give as many primals and as many tangents");
+                               " argument(s); give a primal for each (or for the first ones, "
+                               "the others taking their defaults) and as many tangents");
   }
   std::vector<size_t> all;
   for (size_t i = 0; i < args.size(); ++i) all.push_back(i);
   auto decl = unit_.make_transform("jvp", inner, all, true, c.range);
+  for (size_t i = 0; i < tangents.size(); ++i) tangents[i].name = inner->param_names[i] + "'";
   args.insert(args.end(), tangents.begin(), tangents.end());
   return emit_user_call(*decl, args, c.range);
 }
@@ -403,10 +405,11 @@ Value* Emitter::emit_vjp_call(const ast::Call& c) {
   std::vector<CallArg> args;
   for (size_t i = 1; i < c.args.size(); ++i)
     args.push_back({c.args[i]->range, "", emit_expr(*c.args[i])});
-  if (args.size() != inner->param_names.size()) {
+  if (args.size() > inner->param_names.size()) {
     compile_error(c.range, "vjp(): '" + inner->name + "' takes " +
                                std::to_string(inner->param_names.size()) +
-                               " argument(s); give one primal for each");
+                               " argument(s); give one primal for each (the ones left out take "
+                               "their defaults)");
   }
   std::vector<size_t> all;
   for (size_t i = 0; i < args.size(); ++i) all.push_back(i);
