@@ -23,6 +23,23 @@ bool BatchRuleContext::is_none(size_t i) const {
   return k && k->is_none();
 }
 
+std::optional<std::vector<int64_t>> BatchRuleContext::constant_ints(size_t i) const {
+  if (const IValue* k = constant_input(i)) {
+    if (k->is_int()) return std::vector<int64_t>{k->to_int()};
+    if (k->is_list()) return k->to_int_vector();
+    return std::nullopt;
+  }
+  const Node* def = input(i).value()->node();
+  if (def->op() != OpId::ListConstruct) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const Value* e : def->inputs()) {
+    const Node* k = e->node();
+    if (k->op() != OpId::Constant || !k->attr("value").is_int()) return std::nullopt;
+    out.push_back(k->attr("value").to_int());
+  }
+  return out;
+}
+
 void BatchRuleContext::error(const std::string& message) const { compile_error(range_, message); }
 
 // ---- Dims and sizes
@@ -37,14 +54,9 @@ Sym BatchRuleContext::dim_arg(size_t i) const {
 }
 
 Sym BatchRuleContext::dims_arg(size_t i) const {
-  if (const IValue* k = constant_input(i); k && k->is_list()) {
-    std::vector<int64_t> dims = k->to_int_vector();
-    for (int64_t& d : dims) d = d >= 0 ? d + 1 : d;
-    return int_list(dims);
-  }
-  if (const IValue* k = constant_input(i); k && k->is_int()) {
-    int64_t d = k->to_int();
-    return int_list({d >= 0 ? d + 1 : d});
+  if (std::optional<std::vector<int64_t>> dims = constant_ints(i)) {
+    for (int64_t& d : *dims) d = d >= 0 ? d + 1 : d;
+    return int_list(*dims);
   }
   return call(OpId::batched_dims, {input(i)});
 }

@@ -98,6 +98,9 @@ class BatchRuleContext {
   // The value of input i when it is a Constant, else null.
   const IValue* constant_input(size_t i) const;
   bool is_none(size_t i) const;  // input i is None (a None constant)
+  // Input i as ints known at compile time: a constant int or int list, or a list
+  // literal of constant ints; nullopt otherwise.
+  std::optional<std::vector<int64_t>> constant_ints(size_t i) const;
   Sym batch_size() const { return emitter_.batch_size(); }
   BatchEmitter& emitter() const { return emitter_; }
 

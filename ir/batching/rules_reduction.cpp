@@ -31,7 +31,9 @@ Sym reduce_all_size(const BatchRuleContext& c, size_t keepdim) {
 bool reduces_all(const BatchRuleContext& c, size_t d) {
   if (c.is_none(d)) return true;
   const IValue* k = c.constant_input(d);
-  return k && k->is_list() && k->to_list().elements.empty();
+  if (k && k->is_int()) return false;
+  std::optional<std::vector<int64_t>> dims = c.constant_ints(d);
+  return dims && dims->empty();
 }
 
 template <size_t D, DimKind Kind, size_t Keepdim>
@@ -48,7 +50,7 @@ std::vector<BVal> reduce_rule(BatchRuleContext& c) {
     for (Sym s : outs) result.push_back(batched(reshape(s, shape)));
     return result;
   }
-  bool known = c.constant_input(D) != nullptr;
+  bool known = c.constant_ints(D).has_value();
   if (!known && c.input(D).value()->type()->kind() == TypeKind::Optional) {
     c.error("vmap: `" + c.op_name() +
             "` with dims that may be None at run time is not supported (write the dims, or None, "

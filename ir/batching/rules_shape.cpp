@@ -24,11 +24,11 @@ std::vector<BVal> t_rule(BatchRuleContext& c) {
 }
 
 std::vector<BVal> permute_rule(BatchRuleContext& c) {
-  const IValue* k = c.constant_input(1);
+  std::optional<std::vector<int64_t>> k = c.constant_ints(1);
   Sym dims;
-  if (k && k->is_list()) {
+  if (k) {
     std::vector<int64_t> d = {0};
-    for (int64_t v : k->to_int_vector()) d.push_back(v >= 0 ? v + 1 : v);
+    for (int64_t v : *k) d.push_back(v >= 0 ? v + 1 : v);
     dims = int_list(d);
   } else {
     dims = call(OpId::add_list, {int_list({0}), call(OpId::batched_dims, {c.input(1)})});

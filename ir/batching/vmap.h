@@ -56,6 +56,10 @@ struct VmapSpec {
 // possible.
 std::shared_ptr<Graph> vmap_graph(const Graph& f, const VmapSpec& spec);
 
+// The `vmap` pass of `tsl --ir` and the IR tests (tests/ir/passes/vmap): g replaced by
+// vmap(g) over dim 0 of every Tensor input, each result's batch dim at 0.
+void vmap_every_tensor_input(Graph& g);
+
 // Whether the vmap rewrite handles `op` itself (blocks, tuples, lists, constants)
 // rather than through a batching rule; for the coverage test of the rule table.
 bool is_structural_for_vmap(OpId op);
