@@ -196,7 +196,8 @@ std::shared_ptr<Graph> CompilationUnit::jacrev_graph(const Graph& forward,
   for (size_t i = 0; i < gradient.df->inputs().size(); ++i)
     spec.in_dims.push_back(i < num_seeds ? std::optional<int64_t>(0) : std::nullopt);
   spec.out_dims.assign(gradient.df->outputs().size(), std::optional<int64_t>(0));
-  std::shared_ptr<Graph> rows = batching::vmap_graph(*gradient.df, spec);
+  // No result depends on the inputs (no cotangent to map): the Jacobians are zeros.
+  std::shared_ptr<Graph> rows = num_seeds ? batching::vmap_graph(*gradient.df, spec) : nullptr;
 
   auto jac = std::make_shared<Graph>();
   Graph& g = *jac;
@@ -216,7 +217,7 @@ std::shared_ptr<Graph> CompilationUnit::jacrev_graph(const Graph& forward,
     df_inputs.push_back(basis_of(seeded[j], b.total, b.offset[j], b.numel[j]));
   df_inputs.insert(df_inputs.end(), outs.begin() + static_cast<std::ptrdiff_t>(num_results),
                    outs.end());
-  std::vector<Value*> grads = inline_graph(g, *rows, df_inputs);
+  std::vector<Value*> grads = rows ? inline_graph(g, *rows, df_inputs) : std::vector<Value*>{};
   std::vector<std::vector<Value*>> j(num_results);
   for (size_t k = 0; k < num_results; ++k) {
     auto seed = std::find(joint.seeded_outputs.begin(), joint.seeded_outputs.end(), k);

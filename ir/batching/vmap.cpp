@@ -72,6 +72,7 @@ class MayBeUndefined {
       for (const Block* nb : n->blocks()) run(nb);
       switch (n->op()) {
         case OpId::Undefined:
+        case OpId::Uninitialized:  // a placeholder, None at run time
           set_.insert(n->output());
           break;
         case OpId::AutogradAdd:
