@@ -94,6 +94,11 @@ Sugared Emitter::emit_vmap(const ast::Call& c) {
                                         (fn.value ? "a value of type " + fn.value->type()->str()
                                                   : "'" + fn.name + "'"));
   }
+  if (fn.function->transform && fn.function->transform->kind == "vjp_fn") {
+    compile_error(c.args[0]->range,
+                  "vmap of a vjp_fn value is not supported yet: use jacrev(f) for a Jacobian, "
+                  "or vmap a function that calls vjp and its vjp_fn");
+  }
   const ast::Expr* in_expr = c.args.size() > 1 ? c.args[1].get() : nullptr;
   const ast::Expr* out_expr = c.args.size() > 2 ? c.args[2].get() : nullptr;
   if (c.args.size() > 3)

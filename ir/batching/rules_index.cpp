@@ -192,11 +192,36 @@ std::vector<BVal> all_operands_rule(BatchRuleContext& c) {
   return all_batched(c.call_with(r));
 }
 
-// index_add(self, dim, index, source): the index is a vector of positions along dim.
+// index_add(self, dim, index, source, alpha): the index is a vector of positions along
+// dim. A batched index becomes scatter_add's index: each batch element's positions
+// placed along dim and expanded to the source's shape.
 std::vector<BVal> index_add_rule(BatchRuleContext& c) {
-  if (c.batched(2)) c.error("vmap: index_add with a batched index is not supported");
-  return all_batched(
-      c.call_with({{0, c.materialize(c.in(0))}, {1, c.dim_arg(1)}, {3, c.materialize(c.in(3))}}));
+  Sym self = c.materialize(c.in(0));
+  Sym source = c.materialize(c.in(3));
+  if (!c.batched(2)) return all_batched(c.call_with({{0, self}, {1, c.dim_arg(1)}, {3, source}}));
+  const IValue* d = c.constant_input(1);
+  if (!d || !d->is_int() || d->to_int() < 0) {
+    c.error("vmap: index_add with a batched index needs a constant, nonnegative dim");
+  }
+  int64_t dim = d->to_int();
+  // [B] + [1] * dim + [k] + [1] * (the source's logical dims after dim)
+  Sym index = c.input(2);
+  Sym k = call(OpId::size_dim, {index, 1});
+  Graph& g = FormulaScope::graph();
+  Node* mid = g.insert(g.create(OpId::ListConstruct, {k.value()}, 1));
+  mid->output()->set_type(Type::list(Type::int_()));
+  Sym after = call(OpId::slice_list, {c.logical_size(batched(source)), dim + 1, std::nullopt, 1});
+  after.value()->set_type(Type::list(Type::int_()));
+  Sym ones = call(OpId::keepdim_size, {after, std::nullopt});
+  ones.value()->set_type(Type::list(Type::int_()));
+  Sym shape = call(OpId::add_list,
+                   {int_list(std::vector<int64_t>(static_cast<size_t>(dim), 1)), mid->output()});
+  shape.value()->set_type(Type::list(Type::int_()));
+  shape = call(OpId::add_list, {shape, ones});
+  shape.value()->set_type(Type::list(Type::int_()));
+  Sym positions = expand(reshape(index, c.batched_size(shape)), size(source));
+  Sym scaled = source * Sym(c.input(4));
+  return {batched(call(OpId::scatter_add, {self, dim + 1, positions, scaled}))};
 }
 
 }  // namespace
