@@ -350,7 +350,9 @@ std::string CompilationUnit::graph_text(FunctionDecl& decl, const SourceRange& u
   // As written, a transform (`g = grad(f)`) shows the gradient of f it builds on,
   // split into forward and backward (`graph(g)` teaches autodiff); optimized, the
   // graph it runs: f inlined and differentiated, forward and backward in one, fused.
-  if (view == GraphView::AsWritten || decl.transform->kind == "vjp_fn") {
+  // vmap(f) differentiates nothing: it shows its batched graph either way.
+  bool batched = decl.transform->kind == "vmap";
+  if ((view == GraphView::AsWritten && !batched) || decl.transform->kind == "vjp_fn") {
     return gradient_text(*decl.transform->inner, decl.transform->argnums, use, false, view);
   }
   return view_text(compile_transform(decl, use).function->graph(), view, {.with_lines = true});

@@ -101,6 +101,15 @@ Value* jacobian_result(Graph& g, const std::vector<std::vector<Value*>>& j, bool
   return result_tuple ? tuple_of(g, per_result) : per_result.at(0);
 }
 
+// in_dims or out_dims as written: "0", "(0, None)", "(1,)".
+std::string dims_text(const std::vector<std::optional<int64_t>>& dims, bool tuple) {
+  std::string out;
+  for (size_t i = 0; i < dims.size(); ++i)
+    out += (i ? ", " : "") + (dims[i] ? std::to_string(*dims[i]) : std::string("None"));
+  if (!tuple) return out;
+  return "(" + out + (dims.size() == 1 ? ",)" : ")");
+}
+
 }  // namespace
 
 std::shared_ptr<FunctionDecl> CompilationUnit::make_vmap(const std::shared_ptr<FunctionDecl>& inner,
@@ -116,18 +125,10 @@ std::shared_ptr<FunctionDecl> CompilationUnit::make_vmap(const std::shared_ptr<F
   }
   auto decl = std::make_shared<FunctionDecl>();
   std::string args;
-  size_t in_at = spec.where.find(", in_dims=");
-  std::string in_text = spec.where.substr(in_at + 10, spec.where.size() - 5 - (in_at + 10));
-  if (in_text != "0") args += ", in_dims=" + in_text;
-  if (spec.out_dims_tuple || spec.out_dims != std::vector<std::optional<int64_t>>{0}) {
-    args += ", out_dims=";
-    std::string out;
-    for (size_t i = 0; i < spec.out_dims.size(); ++i) {
-      out += (i ? ", " : "") +
-             (spec.out_dims[i] ? std::to_string(*spec.out_dims[i]) : std::string("None"));
-    }
-    args += spec.out_dims_tuple ? "(" + out + (spec.out_dims.size() == 1 ? ",)" : ")") : out;
-  }
+  if (spec.in_dims_tuple || spec.in_dims != std::vector<std::optional<int64_t>>{0})
+    args += ", in_dims=" + dims_text(spec.in_dims, spec.in_dims_tuple);
+  if (spec.out_dims_tuple || spec.out_dims != std::vector<std::optional<int64_t>>{0})
+    args += ", out_dims=" + dims_text(spec.out_dims, spec.out_dims_tuple);
   decl->name = "vmap(" + inner->name + args + ")";
   decl->module = inner->module;
   decl->def = inner->def;
