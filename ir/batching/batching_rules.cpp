@@ -180,10 +180,8 @@ std::vector<BVal> BatchRuleContext::apply_multi(OpId op, std::vector<BArg> args,
   return emitter_.apply(op, std::move(inputs), std::move(types), range_);
 }
 
-namespace {
-
-// If(cond) { then() } else { Undefined }, typed `type`.
-Value* if_defined(Value* cond, const TypePtr& type, const std::function<Value*()>& then) {
+Value* if_then_else(Value* cond, const TypePtr& type, const std::function<Value*()>& then,
+                    const std::function<Value*()>& otherwise) {
   Graph& g = FormulaScope::graph();
   Node* branch = g.insert(g.create(OpId::If, {cond}, 1));
   branch->set_range(FormulaScope::range());
@@ -195,9 +193,17 @@ Value* if_defined(Value* cond, const TypePtr& type, const std::function<Value*()
   }
   {
     InsertPointGuard in(g, else_block);
-    else_block->add_return(call(OpId::Undefined, {}).value()->set_type(type));
+    else_block->add_return(otherwise());
   }
   return branch->output()->set_type(type);
+}
+
+namespace {
+
+// If(cond) { then() } else { Undefined }, typed `type`.
+Value* if_defined(Value* cond, const TypePtr& type, const std::function<Value*()>& then) {
+  return if_then_else(cond, type, then,
+                      [&] { return call(OpId::Undefined, {}).value()->set_type(type); });
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -180,6 +181,11 @@ std::vector<BVal> dim_rule(BatchRuleContext& c) {
 // `copy`: the list may be written to); undefined elements, and an undefined list
 // gradient, stay undefined. Emitted as a loop at the insertion point.
 Value* batched_list(Value* list, Value* batch_size, bool copy);
+
+// If(cond) { then() } else { otherwise() } at the insertion point, its one result typed
+// `type`.
+Value* if_then_else(Value* cond, const TypePtr& type, const std::function<Value*()>& then,
+                    const std::function<Value*()>& otherwise);
 
 // A constant int list.
 Sym int_list(std::vector<int64_t> v);

@@ -93,7 +93,7 @@ struct BatchedIndex {
 
 // The index list for the physical self (batched or not) when the logical indices are
 // `entries`.
-BatchedIndex batched_index(const BatchRuleContext& c, bool self_batched,
+BatchedIndex batched_index(const BatchRuleContext& c, Sym self, bool self_batched,
                            const std::vector<IndexEntry>& entries) {
   size_t first = first_advanced(c, entries);
   bool any_index_batched = false;
@@ -119,18 +119,34 @@ BatchedIndex batched_index(const BatchRuleContext& c, bool self_batched,
     rank = rank ? call(OpId::max_int, {rank, rk}) : rk;
   }
   if (self_batched) {
-    if (first != 0) {
-      c.error(
-          "vmap: indexing a batched tensor with batched indices after a full slice (as "
-          "x[:, idx]) is not supported under vmap");
-    }
-    // B is indexed by arange(B), shaped to broadcast against the indices.
+    // B, and each full slice before the indices (x[:, idx]), are indexed by aranges
+    // shaped to broadcast as dims of their own before the indices' dims: the result is
+    // [B, the sliced dims..., the index dims..., the rest], x[:, idx] of each element.
+    Sym total = call(OpId::add_int, {rank, static_cast<int64_t>(first)});
     Sym b = call(OpId::arange, {c.batch_size(), std::nullopt, std::nullopt, false});
-    Sym shaped = reshape(b, call(OpId::batched_align_size, {size(b), rank}));
-    list.push_back(unbatched(optional_entry(shaped)));
-  }
-  for (const IndexEntry& e : entries) {
-    list.push_back(unbatched(e.none ? none_entry() : optional_entry(c.align(e.tensor, rank))));
+    list.push_back(
+        unbatched(optional_entry(reshape(b, call(OpId::batched_align_size, {size(b), total})))));
+    for (size_t j = 0; j < first; ++j) {
+      Sym n = call(OpId::size_dim, {self, static_cast<int64_t>(j + 1)});
+      Sym trailing = call(OpId::add_int, {rank, static_cast<int64_t>(first - 1 - j)});
+      Sym ones = call(OpId::keepdim_size, {call(OpId::range_list, {0, trailing, 1}), std::nullopt});
+      ones.value()->set_type(Type::list(Type::int_()));
+      Graph& g = FormulaScope::graph();
+      Node* head = g.insert(g.create(OpId::ListConstruct, {n.value()}, 1));
+      head->output()->set_type(Type::list(Type::int_()));
+      Sym shape = call(OpId::add_list, {head->output(), ones});
+      shape.value()->set_type(Type::list(Type::int_()));
+      Sym positions = call(OpId::arange, {n, std::nullopt, std::nullopt, false});
+      list.push_back(unbatched(optional_entry(reshape(positions, shape))));
+    }
+    for (size_t i = first; i < entries.size(); ++i) {
+      const IndexEntry& e = entries[i];
+      list.push_back(unbatched(e.none ? none_entry() : optional_entry(c.align(e.tensor, total))));
+    }
+  } else {
+    for (const IndexEntry& e : entries) {
+      list.push_back(unbatched(e.none ? none_entry() : optional_entry(c.align(e.tensor, rank))));
+    }
   }
   r.list = c.emitter().literal_list(list, list_type);
   r.position = self_batched ? 0 : first;
@@ -148,7 +164,7 @@ Sym batch_to_front(const BatchedIndex& index, Sym r) {
 
 std::vector<BVal> index_rule(BatchRuleContext& c) {
   std::vector<IndexEntry> entries = index_entries(c, 1);
-  BatchedIndex index = batched_index(c, c.batched(0), entries);
+  BatchedIndex index = batched_index(c, c.input(0), c.batched(0), entries);
   Sym r = call(OpId::index, {c.input(0), index.list});
   return {batched(batch_to_front(index, r))};
 }
@@ -158,7 +174,7 @@ std::vector<BVal> index_rule(BatchRuleContext& c) {
 std::vector<BVal> index_put_rule(BatchRuleContext& c) {
   std::vector<IndexEntry> entries = index_entries(c, 1);
   Sym self = c.materialize(c.in(0));
-  BatchedIndex index = batched_index(c, true, entries);
+  BatchedIndex index = batched_index(c, self, true, entries);
   Sym values = c.input(2);
   if (c.batched(2)) {
     Sym indexed = call(OpId::index, {self, index.list});

@@ -107,6 +107,76 @@ std::vector<BVal> einsum_rule(BatchRuleContext& c) {
   return all_batched(c.call_with({{0, equation}, {1, list}}));
 }
 
+// The positions of diagonal `d` of an n-long diagonal: rows arange(n) + max(-d, 0),
+// columns arange(n) + max(d, 0), as an index list for [B, rows, columns].
+Value* diagonal_index(const BatchRuleContext& c, Sym n, Sym d) {
+  Sym zero = constant(IValue(int64_t{0}), Type::int_());
+  Sym r = call(OpId::arange, {n, std::nullopt, std::nullopt, false});
+  Sym rows = r + Sym(call(OpId::max_int, {call(OpId::neg_int, {d}), zero}));
+  Sym cols = r + Sym(call(OpId::max_int, {d, zero}));
+  auto entry = [](Sym t) {
+    return unbatched(
+        call(OpId::to_optional, {t}).value()->set_type(Type::optional(Type::tensor())));
+  };
+  Value* none = constant(IValue(), Type::optional(Type::tensor()));
+  return c.emitter().literal_list({unbatched(none), entry(rows), entry(cols)},
+                                  Type::list(Type::optional(Type::tensor())));
+}
+
+// Diagonal d of a batch of [r, c] matrices: [B, k].
+Sym batched_diagonal(const BatchRuleContext& c, Sym m, Sym d) {
+  Sym rows = call(OpId::size_dim, {m, 1});
+  Sym cols = call(OpId::size_dim, {m, 2});
+  Sym zero = constant(IValue(int64_t{0}), Type::int_());
+  Sym k = call(OpId::min_int,
+               {call(OpId::sub_int, {rows, call(OpId::max_int, {call(OpId::neg_int, {d}), zero})}),
+                call(OpId::sub_int, {cols, call(OpId::max_int, {d, zero})})});
+  k = call(OpId::max_int, {k, zero});
+  return call(OpId::index, {m, diagonal_index(c, k, d)});
+}
+
+// A batch of vectors [B, n] on diagonal d of zero matrices of `size` ([B, rows, cols]).
+Sym batched_diag_embed(const BatchRuleContext& c, Sym v, Sym size, Sym d) {
+  Sym dt = call(OpId::dtype, {v});
+  dt.value()->set_type(Type::dtype());
+  Sym dt_opt = call(OpId::to_optional, {dt});
+  dt_opt.value()->set_type(Type::optional(Type::dtype()));
+  Sym zeros = call(OpId::zeros, {size, dt_opt, std::nullopt, false});
+  Sym index = diagonal_index(c, call(OpId::size_dim, {v, 1}), d);
+  return call(OpId::index_put, {zeros, index, v, false});
+}
+
+// diag(x, d): a vector's diagonal matrix or a matrix's diagonal, decided by x's rank at
+// run time.
+std::vector<BVal> diag_rule(BatchRuleContext& c) {
+  Sym x = c.input(0);
+  Sym d = c.input(1);
+  Sym is_vector = call(OpId::eq_int, {c.logical_rank(c.in(0)), 1});
+  Value* r = if_then_else(
+      is_vector, Type::tensor(),
+      [&]() -> Value* {
+        Sym m = call(OpId::add_int, {call(OpId::size_dim, {x, 1}), call(OpId::abs_int, {d})});
+        Graph& g = FormulaScope::graph();
+        Node* size = g.insert(
+            g.create(OpId::ListConstruct, {c.batch_size().value(), m.value(), m.value()}, 1));
+        size->output()->set_type(Type::list(Type::int_()));
+        return batched_diag_embed(c, x, size->output(), d);
+      },
+      [&]() -> Value* { return batched_diagonal(c, x, d); });
+  return {batched(r)};
+}
+
+// diag_backward(grad, input_size, d): diag's adjoint, for the input's rank.
+std::vector<BVal> diag_backward_rule(BatchRuleContext& c) {
+  Sym g = c.materialize(c.in(0));
+  Sym d = c.input(2);
+  Sym was_vector = call(OpId::eq_int, {call(OpId::len_list, {c.input(1)}), 1});
+  Value* r = if_then_else(
+      was_vector, Type::tensor(), [&]() -> Value* { return batched_diagonal(c, g, d); },
+      [&]() -> Value* { return batched_diag_embed(c, g, c.batched_size(c.input(1)), d); });
+  return {batched(r)};
+}
+
 // tril, triu: the last two dims, whatever comes before.
 std::vector<BVal> last_dims_rule(BatchRuleContext& c) { return all_batched(c.call_with({})); }
 
@@ -123,6 +193,8 @@ void register_linalg_batching(BatchingTable& table) {
   TSL_BATCHING(baddbmm, baddbmm_rule);
   TSL_BATCHING(einsum, einsum_rule);
   TSL_BATCHING(einsum_backward, einsum_rule);
+  TSL_BATCHING(diag, diag_rule);
+  TSL_BATCHING(diag_backward, diag_backward_rule);
   TSL_BATCHING(tril, last_dims_rule);
   TSL_BATCHING(triu, last_dims_rule);
 }

@@ -19,10 +19,6 @@ namespace {
 // The ops that take a tensor and have no batching rule yet, by full name.
 const std::map<std::string, std::string>& without_rule() {
   static const std::map<std::string, std::string> ops = {
-      {"diag",
-       "what it computes depends on its input's rank (a vector's diagonal matrix or a matrix's "
-       "diagonal), known only at run time; hessian falls back to its loop"},
-      {"diag_backward", "diag's adjoint, as diag"},
       {"sum.tensor_list",
        "Python's sum of a list of tensors never reaches vmap: it becomes a chain of adds first "
        "(ir/autodiff/prepare.h)"},
