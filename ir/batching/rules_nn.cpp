@@ -142,7 +142,53 @@ Sym from_images(const BatchRuleContext& c, const BVal& like, Sym y) {
   return reshape(y, c.batched_size(list_concat(lead, list_slice(size(y), -3, std::nullopt))));
 }
 
+// A batch of images [B, (N,) C, H, W] as [N, B * C, H, W]: the batch in the channels,
+// for a convolution with B times the groups.
+Sym channels_of_batch(Sym b, Sym x) {
+  Sym tail = list_slice(size(x), -3, std::nullopt);
+  Graph& g = FormulaScope::graph();
+  Node* lead = g.insert(
+      g.create(OpId::ListConstruct, {b.value(), constant(IValue(int64_t{-1}), Type::int_())}, 1));
+  lead->output()->set_type(Type::list(Type::int_()));
+  Sym n_first = transpose(reshape(x, list_concat(lead->output(), tail)), 0, 1);
+  Sym channels =
+      call(OpId::mul_int, {b, call(OpId::getitem_list, {tail, 0}).value()->set_type(Type::int_())});
+  Node* shape = g.insert(
+      g.create(OpId::ListConstruct,
+               {constant(IValue(int64_t{-1}), Type::int_()).value(), channels.value()}, 1));
+  shape->output()->set_type(Type::list(Type::int_()));
+  return reshape(n_first, list_concat(shape->output(), list_slice(tail, 1, std::nullopt)));
+}
+
+// The inverse: [N, B * O, H, W] as [B, N, O, H, W].
+Sym batch_of_channels(Sym b, Sym y) {
+  Sym tail = list_slice(size(y), -2, std::nullopt);
+  Graph& g = FormulaScope::graph();
+  Value* minus_one = constant(IValue(int64_t{-1}), Type::int_());
+  Node* lead = g.insert(g.create(OpId::ListConstruct,
+                                 {call(OpId::size_dim, {y, 0}).value(), b.value(), minus_one}, 1));
+  lead->output()->set_type(Type::list(Type::int_()));
+  return transpose(reshape(y, list_concat(lead->output(), tail)), 0, 1);
+}
+
+// conv2d with a batched weight or bias: one convolution with B times the groups, each
+// batch element's images convolved with its own weight (functorch's trick).
+std::vector<BVal> conv2d_batched_weight(BatchRuleContext& c) {
+  Sym b = c.batch_size();
+  Sym x = channels_of_batch(b, c.materialize(c.in(0)));
+  Sym w = call(OpId::flatten, {c.materialize(c.in(1)), 0, 1});
+  Value* bias = c.input(2);
+  if (!c.is_none(2)) {
+    Sym flat = call(OpId::flatten, {c.materialize(optional_tensor(c, 2)), 0, 1});
+    bias = call(OpId::to_optional, {flat}).value()->set_type(Type::optional(Type::tensor()));
+  }
+  Sym groups = call(OpId::mul_int, {b, c.input(6)});
+  Sym y = c.call_with({{0, x}, {1, w}, {2, bias}, {6, groups}}).at(0);
+  return {batched(from_images(c, c.in(0), batch_of_channels(b, y)))};
+}
+
 std::vector<BVal> image_rule(BatchRuleContext& c) {
+  if (c.op() == OpId::conv2d && (c.batched(1) || c.batched(2))) return conv2d_batched_weight(c);
   for (size_t i = 1; i < c.num_inputs(); ++i) {
     if (c.batched(i)) {
       c.error("vmap: `" + c.op_name() + "` with a batched weight or bias is not supported");
@@ -176,23 +222,8 @@ std::vector<BVal> conv_input_backward_rule(BatchRuleContext& c) {
 // channels ([N, B * C, H, W]).
 std::vector<BVal> conv_weight_backward_rule(BatchRuleContext& c) {
   Sym b = c.batch_size();
-  auto channels_of_batch = [&](Sym x) {
-    // [B, (N,) C, H, W] -> [N, B * C, H, W]
-    Sym tail = list_slice(size(x), -3, std::nullopt);
-    Node* lead = FormulaScope::graph().insert(FormulaScope::graph().create(
-        OpId::ListConstruct, {b.value(), constant(IValue(int64_t{-1}), Type::int_())}, 1));
-    lead->output()->set_type(Type::list(Type::int_()));
-    Sym n_first = transpose(reshape(x, list_concat(lead->output(), tail)), 0, 1);
-    Sym c_size = call(OpId::mul_int,
-                      {b, call(OpId::getitem_list, {tail, 0}).value()->set_type(Type::int_())});
-    Node* shape = FormulaScope::graph().insert(FormulaScope::graph().create(
-        OpId::ListConstruct, {constant(IValue(int64_t{-1}), Type::int_()).value(), c_size.value()},
-        1));
-    shape->output()->set_type(Type::list(Type::int_()));
-    return reshape(n_first, list_concat(shape->output(), list_slice(tail, 1, std::nullopt)));
-  };
-  Sym grad = channels_of_batch(c.materialize(c.in(0)));
-  Sym input = channels_of_batch(c.materialize(c.in(1)));
+  Sym grad = channels_of_batch(b, c.materialize(c.in(0)));
+  Sym input = channels_of_batch(b, c.materialize(c.in(1)));
   Sym ws = c.input(2);
   Sym out_channels =
       call(OpId::mul_int, {b, call(OpId::getitem_list, {ws, 0}).value()->set_type(Type::int_())});
