@@ -1,4 +1,5 @@
-// The analysis of which values vmap batches; see Note [Batched values].
+// The analyses vmap runs before its rewrite: which values are batched (Note [Batched
+// values]), and which may be undefined at run time.
 #include "ir/batching/batched_values.h"
 
 #include <algorithm>
@@ -215,6 +216,63 @@ void BatchedValues::visit_loop(const Node* n) {
     }
   }
   for (size_t k = 0; k < carried; ++k) set(n->output(k), params[k]);
+}
+
+// ---- MayBeUndefined
+
+MayBeUndefined::MayBeUndefined(const Graph& g) {
+  for (bool again = true; again;) {
+    size_t before = set_.size();
+    run(g.block());
+    again = set_.size() != before;
+  }
+}
+
+void MayBeUndefined::run(const Block* b) {
+  for (const Node* n : *b) {
+    for (const Block* nb : n->blocks()) run(nb);
+    visit(n);
+  }
+}
+
+void MayBeUndefined::visit(const Node* n) {
+  const MayBeUndefined& may = *this;
+  switch (n->op()) {
+    case OpId::Undefined:
+    case OpId::Uninitialized:  // a placeholder, None at run time
+      set_.insert(n->output());
+      return;
+    case OpId::AutogradAdd:
+      if (may(n->input(0)) && may(n->input(1))) set_.insert(n->output());
+      return;
+    case OpId::AutogradZeros:
+      // Zeros like an Optional that holds None: no zeros at all.
+      if (may(n->input(0)) && (may(n->input(1)) || !n->input(1)->type()->is_tensor()))
+        set_.insert(n->output());
+      return;
+    case OpId::If:
+      for (size_t k = 0; k < n->outputs().size(); ++k) {
+        for (const Block* nb : n->blocks()) {
+          if (may(nb->returns()[k])) set_.insert(n->output(k));
+        }
+      }
+      return;
+    case OpId::Loop:
+      for (size_t k = 0; k < n->outputs().size(); ++k) {
+        const Block* body = n->block(0);
+        if (may(n->input(k + 2)) || may(body->returns()[k + 1])) {
+          set_.insert(body->params()[k + 1]);
+          set_.insert(n->output(k));
+        }
+      }
+      return;
+    case OpId::to_optional:
+    case OpId::unwrap_optional:
+      if (may(n->input(0))) set_.insert(n->output());
+      return;
+    default:
+      return;
+  }
 }
 
 }  // namespace tsl::batching

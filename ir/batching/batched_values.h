@@ -4,6 +4,7 @@
 #pragma once
 
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/ir.h"
@@ -59,6 +60,20 @@ class BatchedValues {
   std::unordered_map<const Value*, const Value*> list_parent_;
   std::unordered_map<const Value*, bool> marked_roots_;
   bool changed_ = false;
+};
+
+// Values that may be an undefined tensor (a zero gradient) or a placeholder (None) at
+// run time, in a gradient graph: where vmap expands one to the batch, it must stay
+// undefined (If(AnyDefined(v)) around the expansion).
+class MayBeUndefined {
+ public:
+  explicit MayBeUndefined(const Graph& g);
+  bool operator()(const Value* v) const { return set_.count(v) != 0; }
+
+ private:
+  void run(const Block* b);
+  void visit(const Node* n);
+  std::unordered_set<const Value*> set_;
 };
 
 }  // namespace tsl::batching

@@ -53,64 +53,6 @@ bool is_structural_for_vmap(OpId op) {
 
 namespace {
 
-// Values of the source graph that may be an undefined tensor (a zero gradient) at run
-// time: an expanded copy of one must stay undefined.
-class MayBeUndefined {
- public:
-  explicit MayBeUndefined(const Graph& g) {
-    for (bool again = true; again;) {
-      size_t before = set_.size();
-      run(g.block());
-      again = set_.size() != before;
-    }
-  }
-  bool operator()(const Value* v) const { return set_.count(v) != 0; }
-
- private:
-  void run(const Block* b) {
-    for (const Node* n : *b) {
-      for (const Block* nb : n->blocks()) run(nb);
-      switch (n->op()) {
-        case OpId::Undefined:
-        case OpId::Uninitialized:  // a placeholder, None at run time
-          set_.insert(n->output());
-          break;
-        case OpId::AutogradAdd:
-          if ((*this)(n->input(0)) && (*this)(n->input(1))) set_.insert(n->output());
-          break;
-        case OpId::AutogradZeros:
-          // Zeros like an Optional that holds None: no zeros at all.
-          if ((*this)(n->input(0)) && ((*this)(n->input(1)) || !n->input(1)->type()->is_tensor()))
-            set_.insert(n->output());
-          break;
-        case OpId::If:
-          for (size_t k = 0; k < n->outputs().size(); ++k) {
-            for (const Block* nb : n->blocks()) {
-              if ((*this)(nb->returns()[k])) set_.insert(n->output(k));
-            }
-          }
-          break;
-        case OpId::Loop:
-          for (size_t k = 0; k < n->outputs().size(); ++k) {
-            const Block* body = n->block(0);
-            if ((*this)(n->input(k + 2)) || (*this)(body->returns()[k + 1])) {
-              set_.insert(body->params()[k + 1]);
-              set_.insert(n->output(k));
-            }
-          }
-          break;
-        case OpId::to_optional:
-        case OpId::unwrap_optional:
-          if ((*this)(n->input(0))) set_.insert(n->output());
-          break;
-        default:
-          break;
-      }
-    }
-  }
-  std::unordered_set<const Value*> set_;
-};
-
 class Vmap : public BatchEmitter {
  public:
   Vmap(const Graph& f, const VmapSpec& spec) : spec_(spec), src_(f.clone()) {
@@ -597,28 +539,6 @@ std::shared_ptr<Graph> vmap_graph(const Graph& f, const VmapSpec& spec) {
                                   "vmap over");
   }
   return Vmap(f, spec).run();
-}
-
-void vmap_every_tensor_input(Graph& g) {
-  VmapSpec spec;
-  spec.where = "vmap(" + g.name() + ", in_dims=0, ...)";
-  spec.function_name = g.name();
-  for (const Value* in : g.inputs())
-    spec.in_dims.push_back(in->type()->is_tensor() ? std::optional<int64_t>(0) : std::nullopt);
-  for (const Value* out : g.outputs()) {
-    size_t n = out->type()->kind() == TypeKind::Tuple ? out->type()->contained().size() : 1;
-    spec.out_dims.insert(spec.out_dims.end(), n, std::optional<int64_t>(0));
-  }
-  std::shared_ptr<Graph> batched = vmap_graph(g, spec);
-  // g's contents replaced by the batched graph's.
-  while (!g.outputs().empty()) g.block()->erase_return(0);
-  std::vector<Node*> nodes;
-  for (Node* n : *g.block()) nodes.push_back(n);
-  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) (*it)->destroy();
-  std::unordered_map<const Value*, Value*> map;
-  for (size_t i = 0; i < batched->inputs().size(); ++i) map[batched->inputs()[i]] = g.inputs()[i];
-  InsertPointGuard at(g, g.block());
-  for (Value* r : g.clone_block_into(batched->block(), g.block(), map)) g.add_output(r);
 }
 
 }  // namespace tsl::batching
