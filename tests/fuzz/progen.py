@@ -14,7 +14,12 @@ prints their values, their gradients through functorch's transforms (grad with a
 vjp, jvp, hessian) and through the eager tape (backward, .grad), and eager top-level
 tensor code of its own.
 
-Used by difffuzz.py; `Generator(seed).program()` returns the source text.
+Features (off by default, `--features a,b`): `inplace` adds augmented assignments to
+tensors; `vmap` adds, for functions that do not read tensors into Python values, vmap
+with random in_dims (None included, negative dims) and out_dims, nested vmap,
+per-sample gradients (vmap of grad with argnums) and jacrev/jacfwd.
+
+Used by difffuzz.py; `Generator(seed, features).program()` returns the source text.
 """
 
 import random
