@@ -302,8 +302,8 @@ std::shared_ptr<Graph> CompilationUnit::jacfwd_graph(const Graph& forward,
 
 // hessian(f, argnums) = jacfwd(jacrev(f, argnums), argnums), as in functorch. Where vmap
 // cannot batch f's gradient (embedding in a batched table with a padding_idx, in the
-// forward mode of a hessian in the table), the hessian of one argument is computed column by column instead,
-// one jvp of grad(f) per basis vector in a loop (TSL's hessian before vmap).
+// forward mode of a hessian in the table), the hessian of one argument is computed column by column
+// instead, one jvp of grad(f) per basis vector in a loop (TSL's hessian before vmap).
 std::shared_ptr<Graph> CompilationUnit::hessian_of(const Graph& forward,
                                                    const FunctionDecl::Transform& t,
                                                    const SourceRange& use) {
