@@ -314,13 +314,14 @@ std::shared_ptr<FunctionDecl> CompilationUnit::make_transform(
   decl->param_types = inner->param_types;
   decl->defaults = inner->defaults;
   if (kind == "jvp") {
-    // jvp(f, primals, tangents): f's parameters, then one tangent per parameter.
-    for (size_t i = 0; i < inner->param_names.size(); ++i) {
-      decl->param_names.push_back("t_" + inner->param_names[i]);
+    // jvp(f, primals, tangents): f's parameters, then one tangent per primal given (the
+    // parameters after them take their defaults). A tangent's name is not an
+    // identifier (x'), so that no parameter of f can take its argument.
+    for (size_t i : argnums) {
+      decl->param_names.push_back(inner->param_names[i] + "'");
       decl->param_types.push_back(Type::tensor());
       decl->defaults.push_back(std::nullopt);
     }
-    for (auto& d : decl->defaults) d = std::nullopt;
   }
   decl->transform = FunctionDecl::Transform{kind, inner, argnums, argnums_tuple, nullptr};
   if (kind == "vjp") {
@@ -388,7 +389,9 @@ std::string CompilationUnit::graph_text(FunctionDecl& decl, const SourceRange& u
   // As written, a transform (`g = grad(f)`) shows the gradient of f it builds on,
   // split into forward and backward (`graph(g)` teaches autodiff); optimized, the
   // graph it runs: f inlined and differentiated, forward and backward in one, fused.
-  if (view == GraphView::AsWritten || decl.transform->kind == "vjp_fn") {
+  // vmap(f) differentiates nothing: it shows its batched graph either way.
+  bool batched = decl.transform->kind == "vmap";
+  if ((view == GraphView::AsWritten && !batched) || decl.transform->kind == "vjp_fn") {
     return gradient_text(*decl.transform->inner, decl.transform->argnums, use, false, view);
   }
   return view_text(compile_transform(decl, use).function->graph(), view, {.with_lines = true});
@@ -521,15 +524,16 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
   const TypePtr& returns = inner.return_type;
   bool tensors = returns->kind() == TypeKind::Tuple && !returns->contained().empty();
   for (const TypePtr& e : returns->contained()) tensors &= e->is_tensor();
-  if (t.kind == "vjp" || t.kind == "jvp") {
+  if (t.kind == "vjp" || t.kind == "jvp" || t.kind == "jacrev" || t.kind == "jacfwd") {
     if (!returns->is_tensor() && !tensors) {
       compile_error(use, t.kind + "() needs '" + t.inner->name +
                              "' to return a Tensor or a tuple of Tensors, but it returns " +
                              returns->str());
     }
-  } else if (!returns->is_tensor()) {
-    compile_error(use, t.kind + "() needs '" + t.inner->name +
-                           "' to return a scalar Tensor, but it returns " + returns->str());
+  } else if (t.kind != "vmap" && !returns->is_tensor()) {
+    compile_error(use, t.kind + "() needs '" + t.inner->name + "' to return a" +
+                           (t.kind == "hessian" ? "" : " scalar") + " Tensor, but it returns " +
+                           returns->str());
   }
   std::unique_ptr<Graph> forward = inner.function->graph().clone();
   inline_calls(*forward, [](const Node* call) {
@@ -544,16 +548,19 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
   } else if (t.kind == "vjp") {
     result = vjp_graph(*forward, t, use);
   } else if (t.kind == "hessian") {
-    result = hessian_graph(*forward, t, use);
+    result = hessian_of(*forward, t, use);
+  } else if (t.kind == "vmap") {
+    result = vmap_transform_graph(*forward, t, returns, use);
+  } else if (t.kind == "jacrev") {
+    result = jacrev_graph(*forward, t, use);
+  } else if (t.kind == "jacfwd") {
+    result = jacfwd_graph(*forward, t, use);
   } else {
     result = grad_graph(*forward, t);
   }
-  if (t.kind == "jvp") {
-    std::vector<size_t> primals(t.inner->param_names.size());
-    for (size_t i = 0; i < primals.size(); ++i) primals[i] = i;
-    check_floating_inputs(*result, *t.inner, primals, true, use);
-  } else {
-    check_floating_inputs(*result, *t.inner, t.argnums, t.kind == "hessian", use);
+  if (t.kind != "vmap") {
+    check_floating_inputs(*result, *t.inner, t.argnums,
+                          t.kind == "jvp" || t.kind == "hessian" || t.kind == "jacfwd", use);
   }
   result->set_name(decl.name);
   verify(*result);
@@ -572,11 +579,11 @@ std::shared_ptr<Graph> CompilationUnit::jvp_graph(const Graph& forward,
                                                   const FunctionDecl::Transform& t,
                                                   const SourceRange& use) {
   size_t num_params = t.inner->param_names.size();
-  for (size_t i = 0; i < num_params; ++i) {
+  for (size_t i : t.argnums) {
     if (!t.inner->param_types[i]->is_tensor()) {
       compile_error(use, "jvp(): argument '" + t.inner->param_names[i] + "' of '" + t.inner->name +
                              "' is " + t.inner->param_types[i]->str() +
-                             "; jvp differentiates every argument, so all must be Tensors");
+                             "; jvp differentiates every primal, so all must be Tensors");
     }
   }
   std::unique_ptr<Graph> flat = forward.clone();

@@ -48,6 +48,14 @@ struct FunctionDecl {
     // vjp: the declaration of the vjp_fn it returns (a closure over the forward's
     // captured values).
     std::shared_ptr<FunctionDecl> companion;
+    // vmap: the dim of each parameter it maps over (nullopt: None), where each result
+    // gets the batch dim (one entry for every result when out_dims is an int), and how
+    // they were written, for functorch's messages ("vmap(f, in_dims=(0, None), ...)").
+    std::vector<std::optional<int64_t>> in_dims = {};
+    bool in_dims_tuple = false;
+    std::vector<std::optional<int64_t>> out_dims = {};
+    bool out_dims_tuple = false;
+    std::string where = {};
   };
   std::optional<Transform> transform;
   // The static type of this function as a value (`g = grad(f)`); see FunctionSignature.
@@ -125,6 +133,10 @@ class CompilationUnit {
                                                const std::shared_ptr<FunctionDecl>& inner,
                                                std::vector<size_t> argnums, bool argnums_tuple,
                                                const SourceRange& range);
+  // vmap(inner, in_dims, out_dims), described by `spec` (kind "vmap"): the same
+  // declaration for the same spec. Errors in in_dims point at `range`.
+  std::shared_ptr<FunctionDecl> make_vmap(const std::shared_ptr<FunctionDecl>& inner,
+                                          FunctionDecl::Transform spec, const SourceRange& range);
   // The IR of `decl` as text (`graph(f)`). `view` picks the graph as written,
   // optimized, or the optimization pass by pass. For a transform (`grad(f)`): as
   // written, the split gradient of f; otherwise the graph the transform runs.
@@ -178,6 +190,16 @@ class CompilationUnit {
                                    const SourceRange& use);
   std::shared_ptr<Graph> hessian_graph(const Graph& forward, const FunctionDecl::Transform& t,
                                        const SourceRange& use);
+  // frontend/transform_graphs.cpp: vmap, jacrev, jacfwd and hessian (jacfwd of jacrev).
+  std::shared_ptr<Graph> vmap_transform_graph(const Graph& forward,
+                                              const FunctionDecl::Transform& t,
+                                              const TypePtr& returns, const SourceRange& use);
+  std::shared_ptr<Graph> jacrev_graph(const Graph& forward, const FunctionDecl::Transform& t,
+                                      const SourceRange& use);
+  std::shared_ptr<Graph> jacfwd_graph(const Graph& forward, const FunctionDecl::Transform& t,
+                                      const SourceRange& use);
+  std::shared_ptr<Graph> hessian_of(const Graph& forward, const FunctionDecl::Transform& t,
+                                    const SourceRange& use);
 
   std::map<std::string, GlobalVar> globals_;
   std::map<std::string, std::shared_ptr<FunctionDecl>> functions_;

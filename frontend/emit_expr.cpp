@@ -74,7 +74,8 @@ bool is_python_builtin(const std::string& name) {
 
 bool is_transform(const std::string& name) {
   return name == "grad" || name == "vjp" || name == "jvp" || name == "hessian" ||
-         name == "value_and_grad" || name == "grad_and_value" || name == "graph";
+         name == "value_and_grad" || name == "grad_and_value" || name == "graph" ||
+         name == "vmap" || name == "jacrev" || name == "jacfwd";
 }
 
 }  // namespace
@@ -363,6 +364,7 @@ Sugared Emitter::emit_transform(const std::string& kind, const ast::Call& c) {
     compile_error(c.func->range,
                   kind + "(f, ...) is called with the primals; it is not a function");
   }
+  if (kind == "vmap") return emit_vmap(c);
   if (c.args.empty()) compile_error(c.range, kind + "() needs a function to transform");
   Sugared fn = emit_sugared(*c.args[0]);
   fn.function = transformed_function(fn, kind, *c.args[0]);
@@ -429,14 +431,16 @@ Value* Emitter::emit_jvp_call(const ast::Call& c) {
   std::vector<CallArg> tangents = elements(*c.args[2], "tangents");
   std::shared_ptr<FunctionDecl> inner = unit_.function_ptr(fn.function);
   TSL_INTERNAL_ASSERT(inner != nullptr, "jvp of an unknown function");
-  if (args.size() != inner->param_names.size() || tangents.size() != args.size()) {
+  if (args.empty() || args.size() > inner->param_names.size() || tangents.size() != args.size()) {
     compile_error(c.range, "jvp(): '" + inner->name + "' takes " +
                                std::to_string(inner->param_names.size()) +
-                               " argument(s); give as many primals and as many tangents");
+                               " argument(s); give a primal for each (or for the first ones, "
+                               "the others taking their defaults) and as many tangents");
   }
   std::vector<size_t> all;
   for (size_t i = 0; i < args.size(); ++i) all.push_back(i);
   auto decl = unit_.make_transform("jvp", inner, all, true, c.range);
+  for (size_t i = 0; i < tangents.size(); ++i) tangents[i].name = inner->param_names[i] + "'";
   args.insert(args.end(), tangents.begin(), tangents.end());
   return emit_user_call(*decl, args, c.range);
 }
@@ -453,10 +457,11 @@ Value* Emitter::emit_vjp_call(const ast::Call& c) {
   std::vector<CallArg> args;
   for (size_t i = 1; i < c.args.size(); ++i)
     args.push_back({c.args[i]->range, "", emit_expr(*c.args[i])});
-  if (args.size() != inner->param_names.size()) {
+  if (args.size() > inner->param_names.size()) {
     compile_error(c.range, "vjp(): '" + inner->name + "' takes " +
                                std::to_string(inner->param_names.size()) +
-                               " argument(s); give one primal for each");
+                               " argument(s); give one primal for each (the ones left out take "
+                               "their defaults)");
   }
   std::vector<size_t> all;
   for (size_t i = 0; i < args.size(); ++i) all.push_back(i);
@@ -1054,18 +1059,16 @@ Value* Emitter::emit_call(const ast::Call& c) {
       return emit_method_call(base.value, a.attr, emit_call_args(c), c);
     }
     Sugared callee = sugared_attribute(base, a);
+    if (callee.kind == Sugared::Kind::Builtin && is_transform(callee.name))
+      return emit_transform_call(callee.name, c);  // functorch.vjp(f, x), torch.func.grad(f)
     if (callee.kind == Sugared::Kind::Value) {
       compile_error(c.func->range, "'" + callee.value->type()->str() + "' object is not callable");
     }
     return emit_builtin_call(callee, emit_call_args(c), c);
   }
   Sugared callee = emit_sugared(*c.func);
-  if (callee.kind == Sugared::Kind::Builtin && is_transform(callee.name)) {
-    if (callee.name == "graph") return emit_graph_of(c);
-    if (callee.name == "jvp") return emit_jvp_call(c);
-    if (callee.name == "vjp") return emit_vjp_call(c);
-    return as_value(emit_transform(callee.name, c), c.range);
-  }
+  if (callee.kind == Sugared::Kind::Builtin && is_transform(callee.name))
+    return emit_transform_call(callee.name, c);
   switch (callee.kind) {
     case Sugared::Kind::UserFunction:
       if (callee.function->transform && callee.function->transform->kind == "vjp_fn") {
@@ -1084,8 +1087,16 @@ Value* Emitter::emit_call(const ast::Call& c) {
   compile_error(c.range, "cannot call this");
 }
 
+Value* Emitter::emit_transform_call(const std::string& name, const ast::Call& c) {
+  if (name == "graph") return emit_graph_of(c);
+  if (name == "jvp") return emit_jvp_call(c);
+  if (name == "vjp") return emit_vjp_call(c);
+  return as_value(emit_transform(name, c), c.range);
+}
+
 Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& args,
                                const SourceRange& range) {
+  if (decl.transform && decl.transform->kind == "vmap") check_vmap_call(decl, args, range);
   size_t n = decl.param_names.size();
   std::vector<Value*> inputs(n, nullptr);
   std::vector<SourceRange> ranges(n);

@@ -162,6 +162,13 @@ class Emitter {
                         const SourceRange& range);
   Value* emit_builtin_call(const Sugared& callee, std::vector<CallArg> args, const ast::Call& c);
   Sugared emit_transform(const std::string& kind, const ast::Call& c);
+  // A call of a transform by name (`grad(f)`, `functorch.vjp(f, x)`, `graph(f)`).
+  Value* emit_transform_call(const std::string& name, const ast::Call& c);
+  // frontend/emit_vmap.cpp: vmap(f, in_dims, out_dims), and functorch's checks of the
+  // arguments a vmapped function is called with.
+  Sugared emit_vmap(const ast::Call& c);
+  void check_vmap_call(const FunctionDecl& decl, const std::vector<CallArg>& args,
+                       const SourceRange& range);
   Value* emit_graph_of(const ast::Call& c);
   Value* emit_jvp_call(const ast::Call& c);
   Value* emit_vjp_call(const ast::Call& c);

@@ -4,6 +4,7 @@
 #include <deque>
 #include <mutex>
 
+#include "ir/batching/vmap.h"
 #include "ir/ir_parser.h"
 #include "ir/passes/canonicalize.h"
 #include "ir/passes/common_subexpression_elimination.h"
@@ -48,6 +49,8 @@ std::deque<PassInfo>& passes() {
        [](Graph& g) { fuse_elementwise(g); }},
       {"inline", "inlining: CallFunction nodes become the body of the IR text's graph they name",
        [](Graph& g) { inline_calls(g, ir_text_callee); }},
+      {"vmap", "vmap (ir/batching): the graph batched over dim 0 of every Tensor input",
+       [](Graph& g) { batching::vmap_every_tensor_input(g); }},
   };
   return table;
 }

@@ -12,6 +12,24 @@ bool is_defined(const IValue& v) {
   return v.is_list() || (v.is_tensor() && v.tensor_impl() != nullptr);
 }
 
+IValue add_gradients(const IValue& x, const IValue& y);
+
+// Two gradients of one list element: a piece of stack's gradient keeps the stacked dim
+// ([1, n], or [n, 1] along dim 1) where another gradient of the element has its shape
+// ([n]). They are added in the shape of the first, so that the pieces never broadcast
+// against each other (nor against a batch dim vmap put first).
+IValue add_entry_gradients(const IValue& x, const IValue& y) {
+  if (x.is_tensor() && y.is_tensor() && x.tensor_impl() && y.tensor_impl()) {
+    const Tensor& a = x.to_tensor();
+    const Tensor& b = y.to_tensor();
+    if (a.sizes() != b.sizes() && a.numel() == b.numel()) {
+      IValue sizes = IValue::int_list(std::vector<int64_t>(a.sizes().begin(), a.sizes().end()));
+      return add_gradients(x, call_op(OpId::reshape, {y, sizes}).at(0));
+    }
+  }
+  return add_gradients(x, y);
+}
+
 // An undefined tensor is a zero gradient: the identity of gradient addition. List
 // gradients (of lists of tensors) add element by element.
 IValue add_gradients(const IValue& x, const IValue& y) {
@@ -22,7 +40,7 @@ IValue add_gradients(const IValue& x, const IValue& y) {
     const auto& ys = y.to_list().elements;
     TSL_INTERNAL_ASSERT(xs.size() == ys.size(), "list gradients of different lengths");
     std::vector<IValue> sum;
-    for (size_t i = 0; i < xs.size(); ++i) sum.push_back(add_gradients(xs[i], ys[i]));
+    for (size_t i = 0; i < xs.size(); ++i) sum.push_back(add_entry_gradients(xs[i], ys[i]));
     return IValue::list(std::move(sum));
   }
   return call_op(OpId::add, {x, y, IValue(int64_t{1})}).at(0);
@@ -64,7 +82,7 @@ void autograd_list_add(KernelArgs& a) {
   int64_t i = a.in(2).to_int();
   if (i < 0) i += n;
   TSL_INTERNAL_ASSERT(i >= 0 && i < n, "list gradient index out of range");
-  grads[static_cast<size_t>(i)] = add_gradients(grads[static_cast<size_t>(i)], a.in(3));
+  grads[static_cast<size_t>(i)] = add_entry_gradients(grads[static_cast<size_t>(i)], a.in(3));
   a.out(0) = IValue::list(std::move(grads));
 }
 

@@ -18,6 +18,7 @@ void register_scalar_kernels();
 void register_io_kernels();
 void register_type_kernels();
 void register_autograd_kernels();
+void register_batching_kernels();
 void register_eager_kernels();
 
 namespace {
@@ -61,6 +62,7 @@ void ensure_kernels_registered() {
     register_io_kernels();
     register_type_kernels();
     register_autograd_kernels();
+    register_batching_kernels();
     register_eager_kernels();
   });
 }

@@ -14,7 +14,12 @@ prints their values, their gradients through functorch's transforms (grad with a
 vjp, jvp, hessian) and through the eager tape (backward, .grad), and eager top-level
 tensor code of its own.
 
-Used by difffuzz.py; `Generator(seed).program()` returns the source text.
+Features (off by default, `--features a,b`): `inplace` adds augmented assignments to
+tensors; `vmap` adds, for functions that do not read tensors into Python values, vmap
+with random in_dims (None included, negative dims) and out_dims, nested vmap,
+per-sample gradients (vmap of grad with argnums) and jacrev/jacfwd.
+
+Used by difffuzz.py; `Generator(seed, features).program()` returns the source text.
 """
 
 import random
@@ -718,6 +723,8 @@ class Generator:
         self.emit(0, "")
         if f.differentiable:
             self.transforms(f, tparams, tensors, w, l, xs)
+        if "vmap" in self.features and not f.uses_data:
+            self.vmap_calls(f, tparams, tensors, w, l)
         self.eager(f, tparams, tensors, args)
 
     def transforms(self, f, tparams, tensors, w, l, xs):
@@ -757,6 +764,86 @@ class Generator:
             self.emit(0, "")
             self.emit(0, "")
             self.emit(0, "print(hessian(%s)(%s).tolist())" % (h, tensors[first]))
+
+    def batched_inputs(self, f, tparams, tensors, batch):
+        """Inputs for vmap: each tensor parameter mapped at a random dim (a fresh tensor
+        with `batch` inserted there) or not (None); at least one is mapped."""
+        in_dims, args = [], []
+        mapped = [self.chance(0.7) for _ in tparams]
+        if not any(mapped):
+            mapped[self.rng.randrange(len(tparams))] = True
+        for p, m in zip(tparams, mapped):
+            shape = dict(f.params)[p][1]
+            if not m:
+                in_dims.append("None")
+                args.append(tensors[p])
+                continue
+            d = self.rng.randint(-(len(shape) + 1), len(shape))
+            pos = d if d >= 0 else d + len(shape) + 1
+            v = self.name("V")
+            self.emit(0, "%s = %s" % (v, self.tensor_lit(shape[:pos] + (batch,) + shape[pos:])))
+            in_dims.append(str(d))
+            args.append(v)
+        if len(set(in_dims)) == 1 and in_dims[0] != "None" and self.chance(0.5):
+            return in_dims[0], args
+        return "(%s%s)" % (", ".join(in_dims), "," if len(in_dims) == 1 else ""), args
+
+    def vmap_calls(self, f, tparams, tensors, w, l):
+        """vmap of the function (in_dims, out_dims, nested), per-sample gradients with
+        vmap(grad(...)), and Jacobians (jacrev, jacfwd)."""
+        if not tparams:
+            return
+        rank = len(f.ret_shape)
+        # Batches of 2 or 3: functorch 1.13 fails on sum() of a 0-dim value in a batch of 1
+        # ("Could not allocate memory to change Tensor SizesAndStrides!").
+        in_dims, args = self.batched_inputs(f, tparams, tensors, self.rng.randint(2, 3))
+        self.emit(0, "print(vmap(%s, in_dims=%s)(%s).tolist())" % (w, in_dims, ", ".join(args)))
+        # functorch 1.13 mishandles a result that does not depend on the mapped inputs when
+        # its out_dim is not 0 (a wrong expand, or memory corruption): the result is made
+        # to depend on every input (by + 0.0 * ...) where out_dims is written.
+        d = self.name("D")
+        wparams = ", ".join(tparams)
+        self.emit(0, "def %s(%s):" % (d, wparams))
+        self.emit(1, "return %s(%s) + (%s) * 0.0" % (
+            w, wparams, " + ".join("%s.sum()" % p for p in tparams)))
+        self.emit(0, "")
+        self.emit(0, "")
+        out_dim = self.rng.randint(-(rank + 1), rank)
+        self.emit(0, "print(vmap(%s, in_dims=%s, out_dims=%d)(%s).tolist())" % (
+            d, in_dims, out_dim, ", ".join(args)))
+        if self.chance(0.3):
+            # Nested: the inner vmap maps the given dims, the outer a new dim 0 (of size
+            # 2) of the mapped inputs.
+            inner, iargs = self.batched_inputs(f, tparams, tensors, 2)
+            big, outer = [], []
+            for a in iargs:
+                if a.startswith("V"):
+                    b = self.name("V")
+                    self.emit(0, "%s = torch.stack([%s, %s * 0.5 + 0.25], 0)" % (b, a, a))
+                    big.append(b)
+                    outer.append("0")
+                else:
+                    big.append(a)
+                    outer.append("None")
+            odims = "(%s%s)" % (", ".join(outer), "," if len(outer) == 1 else "")
+            self.emit(0, "print(vmap(vmap(%s, in_dims=%s), in_dims=%s)(%s).tolist())" % (
+                w, inner, odims, ", ".join(big)))
+        if not f.differentiable:
+            return
+        k = len(tparams)
+        if self.chance(0.6):
+            argnums = "(%s%s)" % (", ".join(str(i) for i in range(k)), "," if k == 1 else "")
+            gs = ", ".join("q%d" % i for i in range(k)) + ("," if k == 1 else "")
+            self.emit(0, "%s = vmap(grad(%s, argnums=%s), in_dims=%s)(%s)" % (
+                gs, l, argnums, in_dims, ", ".join(args)))
+            for i in range(k):
+                self.emit(0, "print(q%d.tolist())" % i)
+        if self.chance(0.5) and numel(f.ret_shape) * sum(
+                numel(dict(f.params)[p][1]) for p in tparams) <= 400:
+            i = self.rng.randrange(k)
+            jac = self.rng.choice(["jacrev", "jacfwd"])
+            xs = ", ".join(tensors[p] for p in tparams)
+            self.emit(0, "print(%s(%s, argnums=%d)(%s).tolist())" % (jac, w, i, xs))
 
     def eager(self, f, tparams, tensors, args):
         """The eager tape: leaves that require grad, a call, ops at top level, backward."""
@@ -826,7 +913,10 @@ class Generator:
         self.emit(0, "import math")
         self.emit(0, "import torch.nn.functional as F")
         self.emit(0, "from typing import List, Tuple, Optional")
-        self.emit(0, "from functorch import grad, vjp, jvp, hessian")
+        if "vmap" in self.features:
+            self.emit(0, "from functorch import grad, vjp, jvp, hessian, vmap, jacrev, jacfwd")
+        else:
+            self.emit(0, "from functorch import grad, vjp, jvp, hessian")
         self.emit(0, "")
         self.emit(0, "")
         n = self.rng.randint(1, 3)
