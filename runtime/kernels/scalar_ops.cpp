@@ -223,6 +223,8 @@ bool is_same_object(const IValue& a, const IValue& b) {
       return &a.to_list() == &b.to_list();
     case IValue::Tag::Tuple:
       return &a.to_tuple() == &b.to_tuple();
+    case IValue::Tag::Dict:
+      return &a.to_dict() == &b.to_dict();
     case IValue::Tag::Object:
       return &a.to_object() == &b.to_object();
   }
