@@ -296,6 +296,13 @@ TypePtr substitute_var(const TypePtr& t, const TypePtr& var) {
       return Type::list(substitute_var(t->element(), var));
     case TypeKind::Optional:
       return Type::optional(substitute_var(t->element(), var));
+    case TypeKind::Dict:
+      return Type::dict(t->key(), substitute_var(t->value(), var));
+    case TypeKind::Tuple: {
+      std::vector<TypePtr> elems;
+      for (const TypePtr& c : t->contained()) elems.push_back(substitute_var(c, var));
+      return Type::tuple(std::move(elems));
+    }
     default:
       return t;
   }
@@ -358,6 +365,15 @@ Conversion conversion_for(const TypePtr& actual, const TypePtr& formal, TypePtr&
         return Conversion::TupleToList;
       }
       return Conversion::Reject;
+    }
+    case TypeKind::Dict: {
+      // Dict(str, t): the key type exactly; the value type binds `t`.
+      if (actual->kind() != TypeKind::Dict || !actual->key()->equals(*formal->key()))
+        return Conversion::Reject;
+      const TypePtr& value = formal->value();
+      if (value->kind() == TypeKind::Var && !var) var = actual->value();
+      const TypePtr& expected = value->kind() == TypeKind::Var ? var : value;
+      return actual->value()->equals(*expected) ? Conversion::None : Conversion::Reject;
     }
     default:
       return is_subtype(actual, formal) ? Conversion::None : Conversion::Reject;
