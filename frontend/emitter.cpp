@@ -1512,6 +1512,9 @@ void Emitter::assign_target(const ast::Expr& target, Value* v, const SourceRange
       // The writable attributes of eager autograd: `x.grad = None`, `x.requires_grad = b`.
       const auto& a = ast::as<ast::Attribute>(target);
       Value* object = emit_expr(*a.value);
+      // Under no_grad a tensor is read detached; its autograd attributes are the
+      // tensor's own (as emit_attribute_value reads them).
+      if (no_grad_reads_.count(object)) object = object->node()->input(0);
       if (object->type()->is_tensor() && a.attr == "grad") {
         Value* g = convert_to(v, Type::optional(Type::tensor()), range, "Tensor.grad");
         graph_.insert(graph_.create(OpId::set_grad_attr, {object, g}, 0))->set_range(range);
