@@ -279,10 +279,16 @@ class GraphNode : public Node {
             SourceRange range)
       : Node(next_sequence_nr()), gradient_(std::move(gradient)), range_(std::move(range)) {
     state_.emplace(std::move(state));
+    // A value captured twice sits in one register until stage 1 copies it: when one of
+    // its captures reads the data, the register keeps the tensor itself.
+    std::unordered_set<const IValue*> needs_data;
+    for (size_t k = 0; k < gradient_->code->num_captures(); ++k) {
+      if (!gradient_->metadata_only[k]) needs_data.insert(&state_->capture(k));
+    }
     for (size_t k = 0; k < gradient_->code->num_captures(); ++k) {
       IValue& v = state_->capture(k);
       if (!v.is_tensor() || !v.tensor_impl()) continue;
-      if (gradient_->metadata_only[k]) {
+      if (gradient_->metadata_only[k] && !needs_data.count(&v)) {
         v = IValue(metadata_stand_in(v.to_tensor()));
       } else {
         versions_.push_back({v.to_tensor(), v.tensor_impl()->storage()->version()});
