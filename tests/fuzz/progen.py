@@ -9,7 +9,9 @@ two runs is a bug, not undefined behaviour.
 
 A program is a few functions (`def`s with tensors, ints and floats as parameters; nested
 if/elif/else with early returns, while/for loops with break/continue, lists, tuples,
-Optional, calls of earlier functions, broadcasting tensor ops), then top-level code that
+Optional, calls of earlier functions, broadcasting tensor ops; with the `dict` feature also
+Dict[str, Tensor] and Dict[int, float] literals, reads, writes, pops, `in`, iteration and
+functions taking their tensors packed in a dict), then top-level code that
 prints their values, their gradients through functorch's transforms (grad with argnums,
 vjp, jvp, hessian) and through the eager tape (backward, .grad), and eager top-level
 tensor code of its own.
@@ -54,7 +56,9 @@ class Scope:
 
 
 # Types: ("int",), ("float",), ("bool",), ("T", shape), ("LT", shape) list of tensors,
-# ("LF",) list of floats, ("LI",) list of ints, ("OT", shape) Optional tensor.
+# ("LF",) list of floats, ("LI",) list of ints, ("OT", shape) Optional tensor,
+# ("DT", ((key, shape), ...)) a Dict[str, Tensor] with those keys, ("DF", (key, ...)) a
+# Dict[int, float] with those keys.
 INT, FLOAT, BOOL = ("int",), ("float",), ("bool",)
 
 
@@ -80,6 +84,7 @@ class Function:
         self.ret = ret            # a type: T(shape) or ("tuple", T(shape), FLOAT)
         self.differentiable = differentiable  # only pure tensor math on tensor params
         self.uses_data = False    # converts tensors to Python values (no vmap/hessian)
+        self.packed = False       # its tensors come in one Dict[str, Tensor] parameter `p`
         self.src = ""
 
 
@@ -91,6 +96,12 @@ class Generator:
         self.lines = []
         self.fresh = 0
         self.depth = 0
+        # Dicts written after their literal (a write, pop or update), and dicts that are
+        # parameters: autodiff follows reads at run-time keys (iteration) only into dict
+        # literals nothing writes, so those are not iterated, and parameters are not
+        # written (the eager tape hands a call a copy of a dict argument it only reads).
+        self.dict_written = set()
+        self.dict_readonly = set()
 
     # ---- helpers -----------------------------------------------------------------------
     def chance(self, p):
@@ -149,7 +160,7 @@ class Generator:
                 return "%s(%s, %s)" % (op, a, b)
             return "(%s %s %s)" % (a, op, b)
         if c == "len":
-            lists = [n for n, t in scope.all().items() if t[0] in ("LT", "LF", "LI")]
+            lists = [n for n, t in scope.all().items() if t[0] in ("LT", "LF", "LI", "DT", "DF")]
             if lists:
                 return "len(%s)" % self.rng.choice(lists)
             c = "lit"
@@ -199,8 +210,10 @@ class Generator:
         return self.float_lit()
 
     def bool_expr(self, scope, fn, depth=0):
-        c = self.rng.choice(["fcmp", "fcmp", "icmp", "tcmp", "not", "andor"] if depth < 2 else
-                            ["fcmp", "icmp"])
+        kinds = ["fcmp", "fcmp", "icmp", "tcmp", "not", "andor"] if depth < 2 else ["fcmp", "icmp"]
+        if "dict" in self.features and depth < 2:
+            kinds.append("in")
+        c = self.rng.choice(kinds)
         if c == "fcmp":
             op = self.rng.choice(["<", ">", "<=", ">="])
             return "%s %s %s" % (self.float_expr(scope, fn, depth + 1), op,
@@ -216,6 +229,13 @@ class Generator:
             return "bool((%s).sum() > %s)" % (t, self.float_lit())
         if c == "not":
             return "not (%s)" % self.bool_expr(scope, fn, depth + 1)
+        if c == "in":
+            dicts = [(n, t) for n, t in scope.all().items() if t[0] == "DT"]
+            if dicts:
+                n, t = self.rng.choice(dicts)
+                key = self.rng.choice([k for k, _ in t[1]] + ["zz"])
+                return "%r %s %s" % (key, self.rng.choice(["in", "not in"]), n)
+            return self.bool_expr(scope, fn, depth + 1)
         return "(%s) %s (%s)" % (self.bool_expr(scope, fn, depth + 1),
                                  self.rng.choice(["and", "or"]), self.bool_expr(scope, fn, depth + 1))
 
@@ -232,6 +252,9 @@ class Generator:
 
     def tensor_leaf(self, scope, shape):
         vs = self.vars_of(scope, T(shape))
+        reads = self.dict_reads(scope, shape)
+        if reads and self.chance(0.3):
+            return self.rng.choice(reads)
         if vs and self.chance(0.85):
             return self.rng.choice(vs)
         c = self.rng.choice(["lit", "ones", "full"])
@@ -240,6 +263,21 @@ class Generator:
         if c == "full":
             return "torch.full(%s, %s, dtype=%s)" % (shape_src(shape), self.float_lit(), FLOAT64)
         return self.tensor_lit(shape)
+
+    def dict_reads(self, scope, shape):
+        """Reads of Dict[str, Tensor] entries of `shape` in scope: d["k"], d.get(...)."""
+        out = []
+        for n, t in scope.all().items():
+            if t[0] != "DT":
+                continue
+            for k, s in t[1]:
+                if s != tuple(shape):
+                    continue
+                out.append("%s[%r]" % (n, k))
+                if self.chance(0.3):
+                    missing = self.rng.choice([k, "zz"])
+                    out.append("%s.get(%r, %s)" % (n, missing, self.tensor_lit(shape)))
+        return out
 
     def tensor_expr(self, scope, shape, fn, depth=0):
         """A Tensor expression of exactly `shape` (float64)."""
@@ -372,7 +410,16 @@ class Generator:
                 args.append(self.tensor_expr(scope, ptype[1], fn, depth + 1))
         if fn is not None and f.uses_data:
             fn.uses_data = True
-        return "%s(%s)" % (f.name, ", ".join(args))
+        return "%s(%s)" % (f.name, ", ".join(self.packed_args(f, args)))
+
+    @staticmethod
+    def packed_args(f, args):
+        """The arguments of a call of f: its tensors in one dict when f takes them so."""
+        if not f.packed:
+            return args
+        tensors = ["%r: %s" % (p, a) for (p, t), a in zip(f.params, args) if t[0] == "T"]
+        rest = [a for (p, t), a in zip(f.params, args) if t[0] != "T"]
+        return ["{%s}" % ", ".join(tensors)] + rest
 
     # ---- statements ----------------------------------------------------------------------
     def emit(self, indent, text):
@@ -394,6 +441,8 @@ class Generator:
             kinds += ["if", "if", "for", "while", "list", "optional"]
         if in_loop:
             kinds += ["breakcont"]
+        if "dict" in self.features:
+            kinds += ["dict", "dict"]
         if self.depth >= 1:
             kinds += ["return"]
         k = self.rng.choice(kinds)
@@ -440,6 +489,8 @@ class Generator:
             self.list_stmt(scope, fn, indent)
         elif k == "optional":
             self.optional_stmt(scope, fn, indent, in_loop, loop_depth)
+        elif k == "dict":
+            self.dict_stmt(scope, fn, indent)
         elif k == "return":
             self.emit(indent, "return %s" % self.expr_of(fn.ret, scope, fn))
             return True
@@ -549,6 +600,108 @@ class Generator:
             self.emit(indent, "%s = %s" % (v, self.rng.choice(["sum(%s)" % l, "%s[-1]" % l, "len(%s)" % l])))
             scope.vars[v] = INT
 
+    # ---- dicts (feature "dict") -------------------------------------------------------
+    def dict_stmt(self, scope, fn, indent):
+        """A dict made, written (only in the block that made it, so its keys are known
+        on every path), iterated (only when never written) or read."""
+        own = [(n, t) for n, t in scope.vars.items()
+               if t[0] in ("DT", "DF") and n not in self.dict_readonly]
+        visible = [(n, t) for n, t in scope.all().items() if t[0] in ("DT", "DF")]
+        kinds = ["new", "new"]
+        if own:
+            kinds += ["write", "write", "pop", "update"]
+        if any(n not in self.dict_written and t[1] for n, t in visible):
+            kinds += ["iter", "iter"]
+        k = self.rng.choice(kinds)
+        if k == "new":
+            return self.dict_new(scope, fn, indent)
+        if k == "iter":
+            n, t = self.rng.choice([(n, t) for n, t in visible
+                                    if n not in self.dict_written and t[1]])
+            return self.dict_iter(scope, fn, indent, n, t)
+        n, t = self.rng.choice(own)
+        if t[0] == "DF":
+            key = self.rng.choice(list(t[1]) + [7])
+            self.emit(indent, "%s[%d] = %s" % (n, key, self.float_expr(scope, fn, 1)))
+            scope.vars[n] = ("DF", tuple(sorted(set(t[1]) | {key})))
+            self.dict_written.add(n)
+            return
+        entries = list(t[1])
+        if k == "pop" and len(entries) >= 2:
+            i = self.rng.randrange(len(entries))
+            key, shape = entries.pop(i)
+            v = self.name("v")
+            self.emit(indent, "%s = %s.pop(%r)" % (v, n, key))
+            scope.vars[v] = T(shape)
+        elif k == "update":
+            key = self.fresh_key(entries)
+            shape = self.some_shape(scope, 2)
+            self.emit(indent, "%s.update({%r: %s})" % (n, key, self.tensor_expr(scope, shape, fn, 2)))
+            entries.append((key, shape))
+        else:
+            if entries and self.chance(0.6):
+                key, shape = self.rng.choice(entries)
+            else:
+                key, shape = self.fresh_key(entries), self.some_shape(scope, 2)
+                entries.append((key, shape))
+            self.emit(indent, "%s[%r] = %s" % (n, key, self.tensor_expr(scope, shape, fn, 2)))
+        scope.vars[n] = ("DT", tuple(entries))
+        self.dict_written.add(n)
+
+    def fresh_key(self, entries):
+        used = {k for k, _ in entries}
+        return self.rng.choice([k for k in ["a", "b", "h", "w", "out", "it's"] if k not in used]
+                               or ["k%d" % len(used)])
+
+    def dict_new(self, scope, fn, indent):
+        d = self.name("d")
+        if self.chance(0.2):
+            keys = tuple(sorted(self.rng.sample(range(4), self.rng.randint(1, 3))))
+            body = ", ".join("%d: %s" % (k, self.float_expr(scope, fn, 1)) for k in keys)
+            self.emit(indent, "%s: Dict[int, float] = {%s}" % (d, body))
+            scope.vars[d] = ("DF", keys)
+            return
+        entries = []
+        for _ in range(self.rng.randint(1, 3)):
+            entries.append((self.fresh_key(entries), self.some_shape(scope, 2)))
+        values = ["%r: %s" % (k, self.tensor_expr(scope, s, fn, 2)) for k, s in entries]
+        if self.chance(0.2):
+            self.emit(indent, "%s: Dict[str, torch.Tensor] = {}" % d)
+            for v in values:
+                key, expr = v.split(": ", 1)
+                self.emit(indent, "%s[%s] = %s" % (d, key, expr))
+            self.dict_written.add(d)
+        else:
+            self.emit(indent, "%s = {%s}" % (d, ", ".join(values)))
+        scope.vars[d] = ("DT", tuple(entries))
+
+    def dict_iter(self, scope, fn, indent, n, t):
+        acc = self.name("acc")
+        if t[0] == "DF":
+            self.emit(indent, "%s = 0.0" % acc)
+            kv = self.name("k")
+            self.emit(indent, "for %s, %s in %s.items():" % (kv + "k", kv + "v", n))
+            self.emit(indent + 1, "%s = %s + %sv * float(%sk)" % (acc, acc, kv, kv))
+            scope.vars[acc] = FLOAT
+            return
+        form = self.rng.choice(["items", "keys", "values", "comp"])
+        c = self.float_lit()
+        kn, vn = self.name("q"), self.name("u")
+        if form == "comp":
+            self.emit(indent, "%s = sum([%s.sum() * %s for %s in %s.values()])" % (acc, vn, c, vn, n))
+        else:
+            self.emit(indent, "%s = torch.zeros([], dtype=%s)" % (acc, FLOAT64))
+            if form == "items":
+                self.emit(indent, "for %s, %s in %s.items():" % (kn, vn, n))
+                self.emit(indent + 1, "%s = %s + %s.sum() * %s" % (acc, acc, vn, c))
+            elif form == "keys":
+                self.emit(indent, "for %s in %s:" % (kn, n))
+                self.emit(indent + 1, "%s = %s + %s[%s].mean() * %s" % (acc, acc, n, kn, c))
+            else:
+                self.emit(indent, "for %s in %s.values():" % (vn, n))
+                self.emit(indent + 1, "%s = %s + torch.tanh(%s).sum()" % (acc, acc, vn))
+        scope.vars[acc] = T(())
+
     def optional_stmt(self, scope, fn, indent, in_loop, loop_depth):
         shape = fn.ret_shape
         o = self.name("o")
@@ -589,21 +742,31 @@ class Generator:
         f = Function(name, params, ret, differentiable)
         f.ret_shape = ret_shape
         f.param_names = {p for p, _ in params}
+        f.packed = "dict" in self.features and self.chance(0.3)
         start = len(self.lines)
-        anns = []
+        anns = ["p: Dict[str, torch.Tensor]"] if f.packed else []
         for p, t in params:
-            anns.append(p if t[0] == "T" else "%s: %s" % (p, t[0]))
+            if t[0] != "T" or not f.packed:
+                anns.append(p if t[0] == "T" else "%s: %s" % (p, t[0]))
         rann = " -> torch.Tensor" if self.chance(0.5) else ""
         self.emit(0, "def %s(%s)%s:" % (name, ", ".join(anns), rann))
         scope = Scope()
         for p, t in params:
             scope.vars[p] = t
+        if f.packed:
+            # The parameter is read, never written (and its entries read by key).
+            for p, t in params:
+                if t[0] == "T":
+                    self.emit(1, "%s = p[%r]" % (p, p))
+            scope.vars["p"] = ("DT", tuple((p, t[1]) for p, t in params if t[0] == "T"))
+            self.dict_readonly.add("p")
         self.depth = 0
         returned = self.block(scope, f, 1, self.rng.randint(2, 6), False, 0)
         if not returned:
             self.emit(1, "return %s" % self.expr_of(ret, scope, f))
         self.emit(0, "")
         self.emit(0, "")
+        self.dict_readonly.discard("p")
         f.src = "\n".join(self.lines[start:])
         self.functions.append(f)
         return f
@@ -629,15 +792,20 @@ class Generator:
                 self.emit(0, "%s = %s" % (g, self.tensor_lit(t[1])))
                 tensors[p] = g
         args = self.call_args(f, tensors)
-        call = "%s(%s)" % (f.name, ", ".join(args))
+        call = "%s(%s)" % (f.name, ", ".join(self.packed_args(f, args)))
         self.emit(0, "print(%s.tolist())" % call)
         if self.chance(0.3):
             self.emit(0, "print(%s)" % call)
+        if "dict" in self.features and self.chance(0.3):
+            r = self.name("R")
+            self.emit(0, "%s = {'out': %s, 'twice': %s * 2.0}" % (r, call, call))
+            self.emit(0, "print(%s, len(%s), list(%s), 'out' in %s)" % (r, r, r, r))
         tparams = [p for p, t in f.params if t[0] == "T"]
         # A wrapper of the tensor parameters only, with the scalars fixed.
         w = self.name("W")
         wparams = ", ".join(tparams)
-        wargs = ", ".join(p if t[0] == "T" else a for (p, t), a in zip(f.params, args))
+        wargs = ", ".join(self.packed_args(
+            f, [p if t[0] == "T" else a for (p, t), a in zip(f.params, args)]))
         self.emit(0, "def %s(%s):" % (w, wparams))
         self.emit(1, "return %s(%s)" % (f.name, wargs))
         self.emit(0, "")
@@ -699,7 +867,8 @@ class Generator:
                       else "%s = torch.tensor(%s.tolist(), dtype=%s, requires_grad=True)" %
                       (a, tensors[p], FLOAT64))
             leaves[p] = a
-        eargs = [leaves[p] if t[0] == "T" else a for (p, t), a in zip(f.params, args)]
+        eargs = self.packed_args(
+            f, [leaves[p] if t[0] == "T" else a for (p, t), a in zip(f.params, args)])
         y = self.name("y")
         self.emit(0, "%s = %s(%s)" % (y, f.name, ", ".join(eargs)))
         # Some eager ops of their own on the leaves and the result.
@@ -721,7 +890,7 @@ class Generator:
         self.emit(0, "import torch")
         self.emit(0, "import math")
         self.emit(0, "import torch.nn.functional as F")
-        self.emit(0, "from typing import List, Tuple, Optional")
+        self.emit(0, "from typing import Dict, List, Tuple, Optional")
         self.emit(0, "from functorch import grad, vjp, jvp, hessian")
         self.emit(0, "")
         self.emit(0, "")
