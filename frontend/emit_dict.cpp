@@ -8,6 +8,14 @@ namespace {
 bool is_dict(const Value* v) { return v->type()->kind() == TypeKind::Dict; }
 bool int_keys(const Value* dict) { return dict->type()->key()->kind() == TypeKind::Int; }
 
+bool holds_tensor(const TypePtr& t) {
+  if (t->is_tensor() || t->kind() == TypeKind::Any) return true;
+  for (const TypePtr& c : t->contained()) {
+    if (holds_tensor(c)) return true;
+  }
+  return false;
+}
+
 // Whether `v` goes into a place of type `target` as the same Python value. An int
 // stored into a Dict[str, float] stays an int in Python (and prints as one), a tuple
 // stays a tuple: TSL does not convert them (IntToFloat, TupleToList, IntToList) but
@@ -15,7 +23,8 @@ bool int_keys(const Value* dict) { return dict->type()->key()->kind() == TypeKin
 bool keeps_value(Value* v, const TypePtr& target) {
   TypePtr var;
   Conversion c = conversion_for(v->type(), target, var, false, v);
-  return c == Conversion::None || c == Conversion::UnwrapGrad || c == Conversion::RetypeEmptyList;
+  return c == Conversion::None || c == Conversion::UnwrapGrad || c == Conversion::RetypeEmptyList ||
+         c == Conversion::RetypeEmptyDict;
 }
 
 // Why a Dict[str, Tensor] may not take a value: it may be an untyped `{}`, which
@@ -218,6 +227,21 @@ Value* Emitter::emit_dict_contains(Value* key, Value* dict, bool negate, const S
   Value* found = graph_.insert_op(dict_op_id(DictOp::Contains, int_keys(dict)), {dict, key},
                                   Type::bool_(), range);
   return negate ? graph_.insert_op(OpId::not_bool, {found}, Type::bool_(), range) : found;
+}
+
+// `a == b`, `a != b`: the same keys with equal values. A dict of tensors has no such
+// ==: a tensor's == is elementwise, and Python's bool() of it raises.
+Value* Emitter::emit_dict_equal(Value* a, Value* b, bool negate, const SourceRange& range) {
+  if (!a->type()->equals(*b->type())) {
+    compile_error(range, std::string("'") + (negate ? "!=" : "==") + "' is not supported between " +
+                             a->type()->str() + " and " + b->type()->str());
+  }
+  if (holds_tensor(a->type()->value())) {
+    compile_error(range, "== of dicts holding " + a->type()->value()->str() +
+                             " values is not supported in TSL");
+  }
+  Value* same = graph_.insert_op(dict_op_id(DictOp::Eq, int_keys(a)), {a, b}, Type::bool_(), range);
+  return negate ? graph_.insert_op(OpId::not_bool, {same}, Type::bool_(), range) : same;
 }
 
 // ---- Methods ------------------------------------------------------------------------

@@ -112,6 +112,13 @@ Value* Emitter::to_bool(Value* v, const SourceRange& range, const char* what) {
       return graph_.insert_op(OpId::Bool_int, {v}, Type::bool_(), range);
     case TypeKind::Float:
       return graph_.insert_op(OpId::Bool_float, {v}, Type::bool_(), range);
+    case TypeKind::Dict: {  // Python: a dict is true when it has entries
+      Value* n =
+          graph_.insert_op(dict_op_id(DictOp::Len, v->type()->key()->kind() == TypeKind::Int), {v},
+                           Type::int_(), range);
+      Value* zero = constant(IValue(int64_t{0}), Type::int_(), range);
+      return graph_.insert_op(OpId::ne_int, {n, zero}, Type::bool_(), range);
+    }
     case TypeKind::Optional:
       compile_error(range, std::string(what) + " must be bool, not " + v->type()->str() +
                                " (write `x is not None` to test an Optional)");
@@ -837,6 +844,7 @@ Value* Emitter::emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const S
     return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_device : OpId::ne_device, {lhs, rhs},
                             Type::bool_(), range);
   }
+  if (lk == TypeKind::Dict && eq_ne) return emit_dict_equal(lhs, rhs, op == ast::CmpOp::Ne, range);
   if (lk == TypeKind::Bool && rk == TypeKind::Bool && eq_ne) {
     return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_bool : OpId::ne_bool, {lhs, rhs},
                             Type::bool_(), range);

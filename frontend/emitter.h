@@ -201,6 +201,7 @@ class Emitter {
   void emit_dict_aug_setitem(Value* dict, const ast::Subscript& target, ast::BinOp op,
                              const ast::Expr& value, const SourceRange& range);
   Value* emit_dict_contains(Value* key, Value* dict, bool negate, const SourceRange& range);
+  Value* emit_dict_equal(Value* a, Value* b, bool negate, const SourceRange& range);
   Value* emit_dict_method(Value* self, const std::string& name, const std::vector<CallArg>& args,
                           const ast::Call& c);
   Value* emit_list_call(const std::vector<CallArg>& args, const SourceRange& range);

@@ -109,6 +109,54 @@ void clear_dict(KernelArgs& a) {
   if (a.num_outputs() > 0) a.out(0) = IValue();
 }
 
+// Python's == on the values a dict may hold (tensors aside: the frontend rejects ==
+// on dicts of tensors, whose == is elementwise).
+bool values_equal(const IValue& a, const IValue& b) {
+  if (a.tag() != b.tag()) return a.is_number() && b.is_number() && a.to_double() == b.to_double();
+  switch (a.tag()) {
+    case IValue::Tag::None:
+      return true;
+    case IValue::Tag::Bool:
+      return a.to_bool() == b.to_bool();
+    case IValue::Tag::Int:
+      return a.to_int() == b.to_int();
+    case IValue::Tag::Double:
+      return a.to_double() == b.to_double();
+    case IValue::Tag::Str:
+      return a.to_str() == b.to_str();
+    case IValue::Tag::DType:
+      return a.to_dtype() == b.to_dtype();
+    case IValue::Tag::Device:
+      return a.to_device() == b.to_device();
+    case IValue::Tag::List:
+    case IValue::Tag::Tuple: {
+      const auto& x = a.is_list() ? a.to_list().elements : a.to_tuple();
+      const auto& y = b.is_list() ? b.to_list().elements : b.to_tuple();
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (!values_equal(x[i], y[i])) return false;
+      }
+      return true;
+    }
+    case IValue::Tag::Dict: {
+      const DictImpl& x = a.to_dict();
+      const DictImpl& y = b.to_dict();
+      if (x.size() != y.size()) return false;
+      for (const auto& [key, value] : x.entries()) {
+        const IValue* other = y.find(key);
+        if (!other || !values_equal(value, *other)) return false;
+      }
+      return true;
+    }
+    case IValue::Tag::Tensor:
+    case IValue::Tag::Object:
+      break;
+  }
+  TSL_ERROR("== of dicts holding ", a.tag_name(), " values is not supported");
+}
+
+void eq_dict(KernelArgs& a) { a.out(0) = IValue(values_equal(a.in(0), a.in(1))); }
+
 void index_dict(KernelArgs& a) {
   std::optional<size_t> at = a.in(0).to_dict().position(a.in(1));
   if (!at) key_error(a.in(1));
@@ -125,14 +173,23 @@ void dict_check_size(KernelArgs& a) {
 #define TSL_DICT_ROWS(name) \
   { OpId::name##_dict_str, OpId::name##_dict_int }
 constexpr OpId kRows[][2] = {
-    TSL_DICT_ROWS(len),         TSL_DICT_ROWS(getitem),
-    TSL_DICT_ROWS(setitem),     TSL_DICT_ROWS(contains),
-    TSL_DICT_ROWS(get),         TSL_DICT_ROWS(get_default),
-    TSL_DICT_ROWS(keys),        TSL_DICT_ROWS(values),
-    TSL_DICT_ROWS(items),       TSL_DICT_ROWS(pop),
-    TSL_DICT_ROWS(pop_default), TSL_DICT_ROWS(update),
-    TSL_DICT_ROWS(copy),        TSL_DICT_ROWS(clear),
-    TSL_DICT_ROWS(index),       {OpId::dict_check_size_str, OpId::dict_check_size_int},
+    TSL_DICT_ROWS(len),
+    TSL_DICT_ROWS(getitem),
+    TSL_DICT_ROWS(setitem),
+    TSL_DICT_ROWS(contains),
+    TSL_DICT_ROWS(get),
+    TSL_DICT_ROWS(get_default),
+    TSL_DICT_ROWS(keys),
+    TSL_DICT_ROWS(values),
+    TSL_DICT_ROWS(items),
+    TSL_DICT_ROWS(pop),
+    TSL_DICT_ROWS(pop_default),
+    TSL_DICT_ROWS(update),
+    TSL_DICT_ROWS(copy),
+    TSL_DICT_ROWS(clear),
+    TSL_DICT_ROWS(eq),
+    TSL_DICT_ROWS(index),
+    {OpId::dict_check_size_str, OpId::dict_check_size_int},
 };
 #undef TSL_DICT_ROWS
 static_assert(std::size(kRows) == static_cast<size_t>(DictOp::CheckSize) + 1,
@@ -169,6 +226,7 @@ void register_dict_kernels() {
   TSL_REGISTER_GENERIC_RAW(update_dict_##K, update_dict);     \
   TSL_REGISTER_GENERIC_RAW(copy_dict_##K, copy_dict);         \
   TSL_REGISTER_GENERIC_RAW(clear_dict_##K, clear_dict);       \
+  TSL_REGISTER_GENERIC_RAW(eq_dict_##K, eq_dict);             \
   TSL_REGISTER_GENERIC_RAW(index_dict_##K, index_dict);       \
   TSL_REGISTER_GENERIC_RAW(dict_check_size_##K, dict_check_size)
   TSL_REGISTER_DICT_KERNELS(str);

@@ -24,6 +24,7 @@ enum class DictOp {
   Update,
   Copy,
   Clear,
+  Eq,
   Index,
   CheckSize,
 };
