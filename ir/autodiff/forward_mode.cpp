@@ -65,6 +65,7 @@ class TangentPropagation {
     if (n->op() == OpId::ListConstruct) return process_list(n);  // [] may be appended to
     if (n->op() == OpId::append_list) return process_append(n);
     if (n->op() == OpId::setitem_list) return process_list_setitem(n);
+    if (n->op() == OpId::add_list || n->op() == OpId::slice_list) return process_list_copy(n);
     if (dict_op_of(n->op())) return check_dict_read(n);
     if (!any) return;
     switch (n->op()) {
@@ -124,6 +125,20 @@ class TangentPropagation {
     Value* v = n->input(1);
     Value* tv = tangent(v) ? tangent(v) : zero_tangent(v).value();
     g_.insert(g_.create(OpId::append_list, {tl, tv}, 0))->set_range(n->range());
+  }
+
+  // `xs + ys` and `xs[a:b]` of lists of tensors: the same op on their tangent lists
+  // (zeros for a list without one).
+  void process_list_copy(Node* n) {
+    if (!is_tensor_list(n->output()->type()) || !depends(n->output())) return;
+    InsertPointGuard guard(g_, n->next());
+    FormulaScope scope(g_, n->range());
+    std::vector<Value*> ins = n->inputs();
+    size_t lists = n->op() == OpId::add_list ? 2 : 1;
+    for (size_t i = 0; i < lists; ++i)
+      ins[i] = tangent(ins[i]) ? tangent(ins[i]) : zero_tangent(ins[i]).value();
+    Value* t = g_.insert_op(n->op(), ins, n->output()->type(), n->range());
+    set_tangent(n->output(), t);
   }
 
   // `xs[i] = v`: the same write into the list of tangents.

@@ -284,7 +284,8 @@ class Analysis : public Dependence {
     bool structural = n->op() == OpId::ListConstruct || n->op() == OpId::TupleConstruct ||
                       n->op() == OpId::TupleUnpack || n->op() == OpId::TupleIndex ||
                       n->op() == OpId::unwrap_optional || n->op() == OpId::to_optional ||
-                      n->op() == OpId::getitem_list || passes_dict_values(n->op());
+                      n->op() == OpId::getitem_list || n->op() == OpId::add_list ||
+                      n->op() == OpId::slice_list || passes_dict_values(n->op());
     // An in-place update's result (its self, updated) depends on all its operands.
     if (!structural && !derivative_rule(n->op()) && !is_inplace_update(n->op())) return;
     bool any = std::any_of(ins.begin(), ins.end(), [&](const Value* v) { return req(v); });
