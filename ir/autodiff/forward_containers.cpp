@@ -53,8 +53,10 @@ enum class Access {
 
 Access dict_access(DictOp op, size_t offset) {
   // As a value (`d2[k] = d`, `d2.get(k, d)`) a dict escapes; `d2.update(d)` copies
-  // its entries.
-  if (offset != 0) return op == DictOp::Update ? Access::Inspect : Access::Escape;
+  // its entries and `d2 == d` compares them.
+  if (offset != 0) {
+    return op == DictOp::Update || op == DictOp::Eq ? Access::Inspect : Access::Escape;
+  }
   switch (op) {
     case DictOp::Getitem:
     case DictOp::Get:
@@ -163,19 +165,44 @@ class Forwarder {
  private:
   // A loop body that writes the container reads it differently in each iteration:
   // none of its reads is forwarded, and nothing is known after it. A branch starts
-  // from the entries before the If; a write in either leaves them unknown after it.
+  // from the entries before the If; after it, see merge_branches.
   bool walk_blocks(Node* n, Entries& e) {
     if (n->op() == OpId::Loop && writes_inside(n)) {
       e.known = false;
       return true;
     }
+    std::vector<Entries> ends;
     bool changed = false;
     for (Block* b : n->blocks()) {
-      Entries branch = e;
-      changed |= walk(b->param_node()->next(), b->return_node(), branch);
+      ends.push_back(e);
+      changed |= walk(b->param_node()->next(), b->return_node(), ends.back());
     }
-    if (changed) e.known = false;
-    return changed;
+    if (!changed) return false;
+    if (n->op() != OpId::If || !merge_branches(n, ends[0], ends[1], e)) e.known = false;
+    return true;
+  }
+
+  // After an If whose branches wrote the container: where both know every entry and
+  // have the same keys in the same order, each entry is the If's output of the value
+  // each branch holds there (a new output where they differ), as the emitter merges a
+  // variable assigned in both branches. Returns false where that cannot be said.
+  bool merge_branches(Node* n, const Entries& then_end, const Entries& else_end, Entries& e) {
+    if (!e.known || !then_end.known || !else_end.known || then_end.order != else_end.order)
+      return false;
+    const TypePtr& type = is_dict_ ? c_->type()->value() : c_->type()->element();
+    for (const std::string& key : then_end.order) {
+      Value* a = then_end.values.at(key);
+      Value* b = else_end.values.at(key);
+      if (a == b) {
+        e.values[key] = a;
+        continue;
+      }
+      n->block(0)->add_return(a);
+      n->block(1)->add_return(b);
+      e.values[key] = n->add_output()->set_type(type);
+    }
+    e.order = then_end.order;
+    return true;
   }
 
   bool writes_inside(const Node* n) const {

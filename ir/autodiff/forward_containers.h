@@ -26,8 +26,11 @@ namespace tsl::autodiff {
 // list is a literal of this graph (calls are inlined first), its keys are constants,
 // and it is never stored elsewhere, passed to a call, carried by a loop or branch, or
 // returned (any of which may create an alias that writes it unseen). Writes at run-time
-// keys, `update` and `clear` end the forwarding from there on; a write in a loop body
-// stops it for every read in that loop, a write in a branch for what follows the If.
+// keys, `update` (but of a literal) and `clear` end the forwarding from there on; a
+// write in a loop body stops it for every read in that loop. After an If whose
+// branches wrote it, an entry the branches left different becomes a new output of the
+// If (the value of each branch), as long as both know every entry and have the same
+// keys; else the forwarding stops there.
 //
 // Where every entry is known, a read at a run-time key (`for k, v in d.items()` reads
 // d[k]) becomes a read of the list of the values, in the dict's order, at the key's
