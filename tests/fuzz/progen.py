@@ -490,7 +490,7 @@ class Generator:
         elif k == "optional":
             self.optional_stmt(scope, fn, indent, in_loop, loop_depth)
         elif k == "dict":
-            self.dict_stmt(scope, fn, indent)
+            self.dict_stmt(scope, fn, indent, in_loop)
         elif k == "return":
             self.emit(indent, "return %s" % self.expr_of(fn.ret, scope, fn))
             return True
@@ -601,20 +601,32 @@ class Generator:
             scope.vars[v] = INT
 
     # ---- dicts (feature "dict") -------------------------------------------------------
-    def dict_stmt(self, scope, fn, indent):
-        """A dict made, written (only in the block that made it, so its keys are known
-        on every path), iterated (only when never written) or read."""
+    def dict_stmt(self, scope, fn, indent, in_loop):
+        """A dict made, written (new keys only in the block that made it, so its keys
+        are known on every path; existing keys also in nested branches outside loops),
+        iterated (only when never written) or read."""
         own = [(n, t) for n, t in scope.vars.items()
                if t[0] in ("DT", "DF") and n not in self.dict_readonly]
         visible = [(n, t) for n, t in scope.all().items() if t[0] in ("DT", "DF")]
+        nested = [] if in_loop else [
+            (n, t) for n, t in visible
+            if t[0] == "DT" and t[1] and n not in scope.vars and n not in self.dict_readonly]
         kinds = ["new", "new"]
         if own:
             kinds += ["write", "write", "pop", "update"]
+        if nested:
+            kinds += ["rewrite"]
         if any(n not in self.dict_written and t[1] for n, t in visible):
             kinds += ["iter", "iter"]
         k = self.rng.choice(kinds)
         if k == "new":
             return self.dict_new(scope, fn, indent)
+        if k == "rewrite":
+            n, t = self.rng.choice(nested)
+            key, shape = self.rng.choice(list(t[1]))
+            self.emit(indent, "%s[%r] = %s" % (n, key, self.tensor_expr(scope, shape, fn, 2)))
+            self.dict_written.add(n)
+            return
         if k == "iter":
             n, t = self.rng.choice([(n, t) for n, t in visible
                                     if n not in self.dict_written and t[1]])
