@@ -298,6 +298,15 @@ class Dumper {
         line(d, "List", r);
         exprs(d + 1, ast::as<ast::ListExpr>(e).elts);
         break;
+      case K::Dict: {
+        const auto& dict = ast::as<ast::DictExpr>(e);
+        line(d, "Dict", r);
+        for (size_t i = 0; i < dict.keys.size(); ++i) {
+          role(d + 1, "key", dict.keys[i]);
+          role(d + 1, "value", dict.values[i]);
+        }
+        break;
+      }
       case K::Tuple:
         line(d, "Tuple", r);
         exprs(d + 1, ast::as<ast::TupleExpr>(e).elts);

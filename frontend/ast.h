@@ -25,6 +25,7 @@ enum class ExprKind {
   None,       // None
   Ellipsis,   // ... (in subscripts)
   List,       // [a, b]
+  Dict,       // {k: v, ...}
   Tuple,      // (a, b), a, b
   ListComp,   // [elt for target in iter]
   Unary,      // -x, +x, ~x, not x
@@ -95,6 +96,13 @@ struct EllipsisLit : Expr {
 struct ListExpr : Expr {
   std::vector<ExprPtr> elts;
   explicit ListExpr(SourceRange r) : Expr(ExprKind::List, std::move(r)) {}
+};
+
+// {k0: v0, k1: v1}: keys[i] maps to values[i], in the order written.
+struct DictExpr : Expr {
+  std::vector<ExprPtr> keys;
+  std::vector<ExprPtr> values;
+  explicit DictExpr(SourceRange r) : Expr(ExprKind::Dict, std::move(r)) {}
 };
 
 struct TupleExpr : Expr {

@@ -61,9 +61,9 @@ bool is_unsupported_dtype(const std::string& name) {
   return false;
 }
 
-const char* kPythonBuiltins[] = {"print",     "len", "range",      "float", "int",  "bool",
-                                 "str",       "abs", "min",        "max",   "sum",  "round",
-                                 "enumerate", "zip", "isinstance", "list",  "tuple"};
+const char* kPythonBuiltins[] = {"print",     "len", "range",      "float", "int",   "bool",
+                                 "str",       "abs", "min",        "max",   "sum",   "round",
+                                 "enumerate", "zip", "isinstance", "list",  "tuple", "dict"};
 
 bool is_python_builtin(const std::string& name) {
   for (const char* b : kPythonBuiltins) {
@@ -113,6 +113,13 @@ Value* Emitter::to_bool(Value* v, const SourceRange& range, const char* what) {
       return graph_.insert_op(OpId::Bool_int, {v}, Type::bool_(), range);
     case TypeKind::Float:
       return graph_.insert_op(OpId::Bool_float, {v}, Type::bool_(), range);
+    case TypeKind::Dict: {  // Python: a dict is true when it has entries
+      Value* n =
+          graph_.insert_op(dict_op_id(DictOp::Len, v->type()->key()->kind() == TypeKind::Int), {v},
+                           Type::int_(), range);
+      Value* zero = constant(IValue(int64_t{0}), Type::int_(), range);
+      return graph_.insert_op(OpId::ne_int, {n, zero}, Type::bool_(), range);
+    }
     case TypeKind::Optional:
       compile_error(range, std::string(what) + " must be bool, not " + v->type()->str() +
                                " (write `x is not None` to test an Optional)");
@@ -582,6 +589,8 @@ Value* Emitter::emit_expr(const ast::Expr& e, const TypePtr& hint) {
       return emit_fstring(ast::as<ast::FString>(e));
     case ast::ExprKind::List:
       return emit_list(ast::as<ast::ListExpr>(e), hint);
+    case ast::ExprKind::Dict:
+      return emit_dict(ast::as<ast::DictExpr>(e), hint);
     case ast::ExprKind::Tuple: {
       const auto& t = ast::as<ast::TupleExpr>(e);
       std::vector<Value*> elems;
@@ -613,8 +622,14 @@ Value* Emitter::emit_expr(const ast::Expr& e, const TypePtr& hint) {
       return emit_compare(ast::as<ast::Compare>(e));
     case ast::ExprKind::IfExp:
       return emit_ifexp(ast::as<ast::IfExp>(e));
-    case ast::ExprKind::Call:
-      return emit_call(ast::as<ast::Call>(e));
+    case ast::ExprKind::Call: {
+      const auto& c = ast::as<ast::Call>(e);
+      // dict() takes its type from where it goes (`d: Dict[str, int] = dict()`).
+      if (c.func->kind == ast::ExprKind::Name && ast::as<ast::Name>(*c.func).id == "dict" &&
+          resolve_name(ast::as<ast::Name>(*c.func)).kind == Sugared::Kind::Builtin)
+        return emit_dict_call(c, hint);
+      return emit_call(c);
+    }
     case ast::ExprKind::Attribute:
       return as_value(emit_sugared(e), e.range);
     case ast::ExprKind::Subscript:
@@ -853,6 +868,9 @@ Value* Emitter::emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const S
     return graph_.insert_op(negate ? OpId::is_not : OpId::is, {lhs, rhs}, Type::bool_(), range);
   }
   if (op == ast::CmpOp::In || op == ast::CmpOp::NotIn) {
+    bool keys_view = rhs->node() && dict_op_of(rhs->node()->op()) == DictOp::Keys;
+    if (rt->kind() == TypeKind::Dict || keys_view)
+      return emit_dict_contains(lhs, rhs, op == ast::CmpOp::NotIn, range);
     // `item in seq`: lists and tuples by element equality, strings by substring.
     Value* found = nullptr;
     TypeKind sk = rt->kind();
@@ -912,6 +930,7 @@ Value* Emitter::emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const S
     return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_device : OpId::ne_device, {lhs, rhs},
                             Type::bool_(), range);
   }
+  if (lk == TypeKind::Dict && eq_ne) return emit_dict_equal(lhs, rhs, op == ast::CmpOp::Ne, range);
   bool l_seq = lk == TypeKind::List || lk == TypeKind::Tuple;
   bool r_seq = rk == TypeKind::List || rk == TypeKind::Tuple;
   if (l_seq && r_seq && eq_ne) {
@@ -1195,13 +1214,10 @@ Value* Emitter::emit_builtin_call(const Sugared& callee, std::vector<CallArg> ar
     if (name == "enumerate" || name == "zip") {
       compile_error(range, name + "() can only be used as the iterable of a for loop");
     }
-    if (name == "list" && args.size() == 1 && args[0].name.empty() &&
-        args[0].value->type()->kind() == TypeKind::List) {
-      return graph_.insert_op(OpId::list_copy, {args[0].value}, args[0].value->type(), range);
-    }
-    if (name == "isinstance" || name == "list" || name == "tuple") {
-      compile_error(range, name + "() is not supported" +
-                               std::string(name == "list" ? " (except list() of a list)" : ""));
+    if (name == "list") return emit_list_call(args, range);
+    if (name == "dict") return emit_dict_call(c, nullptr);
+    if (name == "isinstance" || name == "tuple") {
+      compile_error(range, name + "() is not supported");
     }
     if (name == "len" && args.size() == 1 && args[0].value->type()->kind() == TypeKind::Tuple) {
       return constant(IValue(static_cast<int64_t>(args[0].value->type()->contained().size())),
@@ -1291,6 +1307,7 @@ Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vect
     if (name == "append") return emit_ops({OpId::append_list}, full, range, "list.append");
     compile_error(c.func->range, "list has no method '" + name + "' in TSL");
   }
+  if (t->kind() == TypeKind::Dict) return emit_dict_method(self, name, args, c);
   if (t->kind() == TypeKind::Str) {
     if (name == "format") return emit_ops({OpId::format}, full, range, "str.format");
     compile_error(c.func->range, "str has no method '" + name + "' in TSL");
@@ -1305,6 +1322,7 @@ Value* Emitter::emit_subscript(const ast::Subscript& s) {
   Value* v = emit_expr(*s.value);
   TypePtr t = v->type();
   if (t->is_tensor()) return emit_tensor_index(v, s);
+  if (t->kind() == TypeKind::Dict) return emit_dict_getitem(v, s);
   if (s.indices.size() != 1) compile_error(s.range, "only tensors take several indices");
   const ast::Expr& idx = *s.indices[0];
   if (t->kind() == TypeKind::List) {
@@ -1463,6 +1481,7 @@ Value* Emitter::emit_listcomp(const ast::ListComp& c) {
   // [elt for target in iter if cond] -> an empty list appended to in a loop.
   Value* trip;
   std::function<Value*(Value*)> item_at;
+  std::optional<DictIteration> dict_it;
   const ast::Expr& iter = *c.iter;
   bool is_range = iter.kind == ast::ExprKind::Call &&
                   ast::as<ast::Call>(iter).func->kind == ast::ExprKind::Name &&
@@ -1493,7 +1512,12 @@ Value* Emitter::emit_listcomp(const ast::ListComp& c) {
   } else {
     Value* seq = emit_expr(iter);
     TypePtr st = seq->type();
-    if (st->kind() == TypeKind::List) {
+    if ((dict_it = dict_iteration(seq, iter.range))) {
+      trip = dict_it->size;
+      item_at = [=, this, &c](Value* index) {
+        return dict_iteration_item(*dict_it, index, c.iter->range);
+      };
+    } else if (st->kind() == TypeKind::List) {
       trip = graph_.insert_op(OpId::len_list, {seq}, Type::int_(), iter.range);
       item_at = [=, this, &c](Value* index) {
         return graph_.insert_op(OpId::getitem_list, {seq, index}, st->element(), c.iter->range);
@@ -1507,9 +1531,6 @@ Value* Emitter::emit_listcomp(const ast::ListComp& c) {
     } else {
       compile_error(iter.range, "cannot iterate over a value of type " + st->str());
     }
-  }
-  if (c.target->kind != ast::ExprKind::Name) {
-    compile_error(c.target->range, "a comprehension target must be a name");
   }
   Node* list = graph_.insert(graph_.create(OpId::ListConstruct, {}, 1));
   list->set_range(c.range);
@@ -1528,7 +1549,7 @@ Value* Emitter::emit_listcomp(const ast::ListComp& c) {
     block_ = body;
     scope_ = &scope;
     Value* item = item_at(index);
-    scope.set(ast::as<ast::Name>(*c.target).id, {item, c.target->range});
+    bind_comprehension_target(*c.target, item, scope);
     auto append = [&] {
       Value* v = emit_expr(*c.elt);
       elem_type = strip_refinements(v->type());
@@ -1547,7 +1568,32 @@ Value* Emitter::emit_listcomp(const ast::ListComp& c) {
     scope_ = saved_scope;
   }
   result->set_type(Type::list(elem_type ? elem_type : Type::tensor()));
+  if (dict_it) check_dict_size(*dict_it, c.iter->range);  // Python's last next()
   return result;
+}
+
+// The target of a comprehension (`k`, `k, v`, `(i, (k, v))`) bound in the
+// comprehension's own scope, as Python 3 keeps it local there.
+void Emitter::bind_comprehension_target(const ast::Expr& target, Value* item, Scope& scope) {
+  if (target.kind == ast::ExprKind::Name) {
+    scope.set(ast::as<ast::Name>(target).id, {item, target.range});
+    return;
+  }
+  const std::vector<ast::ExprPtr>* elts = nullptr;
+  if (target.kind == ast::ExprKind::Tuple) elts = &ast::as<ast::TupleExpr>(target).elts;
+  if (target.kind == ast::ExprKind::List) elts = &ast::as<ast::ListExpr>(target).elts;
+  const TypePtr& t = item->type();
+  if (!elts)
+    compile_error(target.range, "a comprehension target must be a name or a tuple of names");
+  if (t->kind() != TypeKind::Tuple || t->contained().size() != elts->size()) {
+    compile_error(target.range, "cannot unpack a value of type " + t->str() + " into " +
+                                    std::to_string(elts->size()) + " targets");
+  }
+  Node* unpack = graph_.insert(graph_.create(OpId::TupleUnpack, {item}, elts->size()));
+  unpack->set_range(target.range);
+  for (size_t i = 0; i < elts->size(); ++i) {
+    bind_comprehension_target(*(*elts)[i], unpack->output(i)->set_type(t->contained()[i]), scope);
+  }
 }
 
 // ---- Types in annotations
@@ -1593,16 +1639,24 @@ TypePtr Emitter::resolve_type(const ast::Expr& e) {
       }
       return Type::tuple(args);
     }
-    if (head == "Dict" || head == "dict") compile_error(e.range, "Dict types are not supported");
+    if ((head == "Dict" || head == "dict") && args.size() == 2) {
+      if (args[0]->kind() != TypeKind::Str && args[0]->kind() != TypeKind::Int) {
+        compile_error(
+            s.indices[0]->range,
+            "Dict keys must be str or int in TSL (as in TorchScript), not " + args[0]->str());
+      }
+      return Type::dict(args[0], args[1]);
+    }
   }
   if (e.kind == ast::ExprKind::Tuple) {
     std::vector<TypePtr> elems;
     for (const auto& x : ast::as<ast::TupleExpr>(e).elts) elems.push_back(resolve_type(*x));
     return Type::tuple(elems);
   }
-  compile_error(
-      e.range, "unknown type" + (n.empty() ? std::string("") : " '" + n + "'") +
-                   " (TSL types: Tensor, int, float, bool, str, List[T], Tuple[...], Optional[T])");
+  compile_error(e.range,
+                "unknown type" + (n.empty() ? std::string("") : " '" + n + "'") +
+                    " (TSL types: Tensor, int, float, bool, str, List[T], Tuple[...], Optional[T], "
+                    "Dict[K, V])");
 }
 
 }  // namespace tsl

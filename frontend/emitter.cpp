@@ -845,7 +845,8 @@ bool Emitter::emit_rest(const Exits& may, const ast::Body& body, size_t rest,
 
 void Emitter::emit_loop(Value* trip_count, Value* first_cond, const ast::Body& body,
                         const SourceRange& range, const std::function<void(Value*)>& prologue,
-                        const ast::Expr* while_cond) {
+                        const ast::Expr* while_cond,
+                        const std::function<void()>& after_normal_exit) {
   Exits may = exits_of(body, false);
   if (may.ret && mode_ == Mode::TopLevel) {
     compile_error(range, "'return' outside function");
@@ -855,7 +856,10 @@ void Emitter::emit_loop(Value* trip_count, Value* first_cond, const ast::Body& b
   std::vector<std::string> item_assigned;
   collect_item_assigned(body, item_assigned);
   for (const std::string& name : item_assigned) {
-    if (lookup_local(name)) assigned.push_back(name);
+    // A dict written by `d[k] = v` stays the same object: nothing to carry (and
+    // autodiff follows its entries only while it is not carried).
+    Binding* b = lookup_local(name);
+    if (b && b->value->type()->kind() != TypeKind::Dict) assigned.push_back(name);
   }
   if (may.brk) write_variable(kBroke, constant(IValue(false), Type::bool_(), range), range);
   std::vector<std::string> carried;
@@ -984,7 +988,27 @@ void Emitter::emit_loop(Value* trip_count, Value* first_cond, const ast::Body& b
       maybe_undefined_[name] = "it is assigned only inside the loop at " + line_of(range);
     }
   }
+  if (after_normal_exit) emit_after_normal_exit(may, range, after_normal_exit);
   if (may.brk) scope_->set(kBroke, {constant(IValue(false), Type::bool_(), range), range});
+}
+
+// Runs `fn` after a loop unless a `break` or `return` left it (the flags the loop just
+// carried out tell).
+void Emitter::emit_after_normal_exit(const Exits& may, const SourceRange& range,
+                                     const std::function<void()>& fn) {
+  std::vector<const char*> flags;
+  if (may.brk) flags.push_back(kBroke);
+  if (may.ret) flags.push_back(kReturned);
+  std::function<void(size_t)> unless = [&](size_t k) {
+    if (k == flags.size()) return fn();
+    emit_branches(
+        read_variable(flags[k], range), range, [] { return false; },
+        [&] {
+          unless(k + 1);
+          return false;
+        });
+  };
+  unless(0);
 }
 
 void Emitter::emit_while(const ast::While& s) {
@@ -998,6 +1022,7 @@ void Emitter::emit_for(const ast::For& s) {
   const ast::Expr& iter = *s.iter;
   Value* trip = nullptr;
   std::function<void(Value*)> prologue;
+  std::function<void()> after_normal_exit;  // Python's last next() of a dict iterator
   const ast::Expr& target = *s.target;
   auto is_call_to = [&](const char* name) {
     if (iter.kind != ast::ExprKind::Call) return false;
@@ -1073,7 +1098,13 @@ void Emitter::emit_for(const ast::For& s) {
   } else {
     Value* seq = emit_expr(iter);
     TypePtr t = seq->type();
-    if (t->kind() == TypeKind::List) {
+    if (std::optional<DictIteration> it = dict_iteration(seq, iter.range)) {
+      trip = it->size;
+      prologue = [=, this, &target, &s](Value* index) {
+        assign_target(target, dict_iteration_item(*it, index, s.iter->range), s.target->range);
+      };
+      after_normal_exit = [=, this, &s] { check_dict_size(*it, s.iter->range); };
+    } else if (t->kind() == TypeKind::List) {
       trip = graph_.insert_op(OpId::len_list, {seq}, Type::int_(), iter.range);
       prologue = [=, this, &target, &s](Value* index) {
         Value* item =
@@ -1090,11 +1121,11 @@ void Emitter::emit_for(const ast::For& s) {
       };
     } else {
       compile_error(iter.range, "cannot iterate over a value of type " + t->str() +
-                                    " (a for loop takes range(...), a list or a tensor)");
+                                    " (a for loop takes range(...), a list, a dict or a tensor)");
     }
   }
   Value* yes = constant(IValue(true), Type::bool_(), s.range);
-  emit_loop(trip, yes, s.body, s.range, prologue, nullptr);
+  emit_loop(trip, yes, s.body, s.range, prologue, nullptr, after_normal_exit);
 }
 
 // ---- Simple statements -------------------------------------------------------------------------
@@ -1272,6 +1303,7 @@ void Emitter::emit_setitem(const ast::Subscript& target, Value* v, const SourceR
     graph_.insert(graph_.create(OpId::setitem_list, {base, i, elem}, 0))->set_range(range);
     return;
   }
+  if (t->kind() == TypeKind::Dict) return emit_dict_setitem(base, target, v, range);
   if (!t->is_tensor()) {
     compile_error(target.value->range,
                   "'" + t->str() + "' object does not support item assignment");
@@ -1348,6 +1380,7 @@ void Emitter::emit_aug_setitem(const ast::Subscript& target, ast::BinOp op, cons
     graph_.insert(graph_.create(OpId::setitem_list, {base, i, elem}, 0))->set_range(range);
     return;
   }
+  if (t->kind() == TypeKind::Dict) return emit_dict_aug_setitem(base, target, op, value, range);
   if (!t->is_tensor()) {
     compile_error(target.value->range,
                   "'" + t->str() + "' object does not support item assignment");
@@ -1479,6 +1512,9 @@ void Emitter::assign_target(const ast::Expr& target, Value* v, const SourceRange
       // The writable attributes of eager autograd: `x.grad = None`, `x.requires_grad = b`.
       const auto& a = ast::as<ast::Attribute>(target);
       Value* object = emit_expr(*a.value);
+      // Under no_grad a tensor is read detached; its autograd attributes are the
+      // tensor's own (as emit_attribute_value reads them).
+      if (no_grad_reads_.count(object)) object = object->node()->input(0);
       if (object->type()->is_tensor() && a.attr == "grad") {
         Value* g = convert_to(v, Type::optional(Type::tensor()), range, "Tensor.grad");
         graph_.insert(graph_.create(OpId::set_grad_attr, {object, g}, 0))->set_range(range);

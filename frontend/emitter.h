@@ -14,6 +14,7 @@
 #include "frontend/compilation_unit.h"
 #include "frontend/schema_matching.h"
 #include "ir/ir.h"
+#include "runtime/kernels/dict_ops.h"
 
 namespace tsl {
 
@@ -140,9 +141,14 @@ class Emitter {
   // A loop: `trip_count` iterations at most while the condition holds; `body_fn`
   // emits the body given the trip index; `cond_fn` the condition for the next
   // iteration (null: true). Carries the variables the body assigns.
+  // `after_normal_exit` (may be null) runs after the loop unless a break or return ended
+  // it (Python's iterator protocol calls next() once more then).
   void emit_loop(Value* trip_count, Value* first_cond, const ast::Body& body,
                  const SourceRange& range, const std::function<void(Value*)>& prologue,
-                 const ast::Expr* while_cond);
+                 const ast::Expr* while_cond,
+                 const std::function<void()>& after_normal_exit = nullptr);
+  void emit_after_normal_exit(const Exits& may, const SourceRange& range,
+                              const std::function<void()>& fn);
   Value* exit_flag_condition();  // not(returned or broke or continued), or null
 
   // ---- Names
@@ -191,8 +197,37 @@ class Emitter {
   FunctionDecl* transformed_function(const Sugared& fn, const std::string& kind,
                                      const ast::Expr& e);
   Value* emit_listcomp(const ast::ListComp& c);
+  void bind_comprehension_target(const ast::Expr& target, Value* item, Scope& scope);
   Value* emit_fstring(const ast::FString& f);
   Value* emit_list(const ast::ListExpr& l, const TypePtr& hint);
+
+  // ---- Dicts (emit_dict.cpp; Note [Dicts] in runtime/kernels/dict_ops.cpp)
+  Value* emit_dict(const ast::DictExpr& d, const TypePtr& hint);
+  Value* empty_dict(const TypePtr& type, const SourceRange& range);
+  Value* dict_key(Value* dict, Value* key, const SourceRange& range);
+  Value* dict_value(Value* dict, Value* v, const SourceRange& range, const std::string& what);
+  Value* emit_dict_getitem(Value* dict, const ast::Subscript& s);
+  void emit_dict_setitem(Value* dict, const ast::Subscript& target, Value* v,
+                         const SourceRange& range);
+  void emit_dict_aug_setitem(Value* dict, const ast::Subscript& target, ast::BinOp op,
+                             const ast::Expr& value, const SourceRange& range);
+  Value* emit_dict_contains(Value* key, Value* dict, bool negate, const SourceRange& range);
+  Value* emit_dict_equal(Value* a, Value* b, bool negate, const SourceRange& range);
+  Value* emit_dict_method(Value* self, const std::string& name, const std::vector<CallArg>& args,
+                          const ast::Call& c);
+  Value* emit_list_call(const std::vector<CallArg>& args, const SourceRange& range);
+  Value* emit_dict_call(const ast::Call& c, const TypePtr& hint);
+  // A for loop or comprehension over a dict (`d`, `d.keys()`, `d.values()`,
+  // `d.items()`): a snapshot of the keys, each value read when its turn comes.
+  struct DictIteration {
+    Value* dict;
+    Value* keys;    // the keys when the loop starts
+    Value* size;    // their number: the trip count
+    DictOp yields;  // Keys, Values or Items
+  };
+  std::optional<DictIteration> dict_iteration(Value* seq, const SourceRange& range);
+  Value* dict_iteration_item(const DictIteration& it, Value* index, const SourceRange& range);
+  void check_dict_size(const DictIteration& it, const SourceRange& range);
   Value* emit_attribute_value(Value* v, const ast::Attribute& a);
   Value* to_bool(Value* v, const SourceRange& range, const char* what);
   Value* constant(IValue v, TypePtr t, const SourceRange& range);

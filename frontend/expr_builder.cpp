@@ -91,6 +91,8 @@ const char* describe_for_assignment(const ast::Expr& e) {
       return "conditional expression";
     case ast::ExprKind::ListComp:
       return "list comprehension";
+    case ast::ExprKind::Dict:
+      return "dict literal";
     case ast::ExprKind::Starred:
       return "starred";
     default:
@@ -424,6 +426,7 @@ struct ExprBuilder::Impl {
   }
 
   // atom : OPEN_PAREN testlist_comp? CLOSE_PAREN | OPEN_BRACK testlist_comp? CLOSE_BRACK
+  //      | OPEN_BRACE dictorsetmaker? CLOSE_BRACE
   //      | NAME | number | STRING+ | ELLIPSIS | NONE | TRUE | FALSE ;
   ast::ExprPtr atom(P::AtomContext* ctx) {
     SourceRange r = range(ctx);
@@ -437,6 +440,10 @@ struct ExprBuilder::Impl {
         return parenthesized(r, inner);
       case P::OPEN_BRACK:
         return bracketed(r, inner);
+      case P::OPEN_BRACE:
+        return braced(r, ctx->children.size() == 3
+                             ? static_cast<P::DictorsetmakerContext*>(ctx->children[1])
+                             : nullptr);
       case P::NAME:
         return std::make_unique<ast::Name>(r, ctx->getStart()->getText());
       case P::ELLIPSIS:
@@ -484,6 +491,32 @@ struct ExprBuilder::Impl {
       l->elts.push_back(expr(rule(tc->children[i])));
     record(*l, {max_depth(l->elts)});
     return l;
+  }
+
+  // dictorsetmaker : test ( COLON test )? ( comp_for | ( COMMA test ( COLON test )? )*
+  //                  COMMA? ) ;   inside { }: a dict; sets and comprehensions are errors
+  ast::ExprPtr braced(const SourceRange& r, P::DictorsetmakerContext* dm) {
+    auto d = std::make_unique<ast::DictExpr>(r);
+    if (!dm) return d;
+    bool dict = dm->COLON().size() > 0;
+    if (dm->comp_for()) {
+      compile_error(r, dict ? "dict comprehensions are not supported in TSL (fill the dict in a "
+                              "for loop)"
+                            : "set comprehensions are not supported in TSL");
+    }
+    if (!dict) compile_error(r, "set literals are not supported in TSL (use a list)");
+    const auto& items = dm->children;
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (is_token(items[i])) continue;  // a COMMA
+      bool has_value = i + 1 < items.size() && is_token(items[i + 1]) &&
+                       terminal(items[i + 1])->getSymbol()->getType() == P::COLON;
+      if (!has_value) compile_error(range(items[i]), "':' expected after dictionary key");
+      d->keys.push_back(expr(rule(items[i])));
+      d->values.push_back(expr(rule(items[i + 2])));
+      i += 2;
+    }
+    record(*d, {max_depth(d->keys), max_depth(d->values)});
+    return d;
   }
 
   // comp_for : FOR exprlist IN expr comp_iter? ;   comp_iter : comp_for | comp_if ;

@@ -90,7 +90,8 @@ bool is_number(size_t t) {
 // The first tokens of `atom`, `factor` and `test`: where an optional list goes on.
 bool starts_atom(size_t t) {
   return t == L::NAME || t == L::STRING || is_number(t) || t == L::ELLIPSIS || t == L::NONE ||
-         t == L::TRUE || t == L::FALSE || t == L::OPEN_PAREN || t == L::OPEN_BRACK;
+         t == L::TRUE || t == L::FALSE || t == L::OPEN_PAREN || t == L::OPEN_BRACK ||
+         t == L::OPEN_BRACE;
 }
 bool starts_factor(size_t t) {
   return starts_atom(t) || t == L::ADD || t == L::MINUS || t == L::NOT_OP;
@@ -806,6 +807,7 @@ class FastParser {
   }
 
   // atom : OPEN_PAREN testlist_comp? CLOSE_PAREN | OPEN_BRACK testlist_comp? CLOSE_BRACK
+  //      | OPEN_BRACE dictorsetmaker? CLOSE_BRACE
   //      | NAME | number | STRING+ | ELLIPSIS | NONE | TRUE | FALSE ;
   Built atom() {
     size_t start = pos_;
@@ -841,6 +843,8 @@ class FastParser {
         return parenthesized();
       case L::OPEN_BRACK:
         return bracketed();
+      case L::OPEN_BRACE:
+        return braced();
       default:
         throw Bail{};
     }
@@ -871,6 +875,30 @@ class FastParser {
     auto l = std::make_unique<ast::ListExpr>(range(start));
     l->elts = std::move(elts);
     return made(std::move(l), d);
+  }
+
+  // dictorsetmaker inside { }: a dict display. Sets and comprehensions bail (the
+  // ANTLR path names them in its error).
+  Built braced() {
+    size_t start = pos_++;
+    std::vector<ast::ExprPtr> keys, values;
+    uint32_t d = 0;
+    if (peek() != L::CLOSE_BRACE) {
+      do {
+        Built key = test();
+        expect(L::COLON);
+        Built value = test();
+        d = std::max({d, key.depth, value.depth});
+        keys.push_back(std::move(key.e));
+        values.push_back(std::move(value.e));
+      } while (accept(L::COMMA) && peek() != L::CLOSE_BRACE);
+    }
+    expect(L::CLOSE_BRACE);
+    auto dict = std::make_unique<ast::DictExpr>(range(start));
+    dict->keys = std::move(keys);
+    dict->values = std::move(values);
+    if (dict->keys.empty()) return {std::move(dict), 1};
+    return made(std::move(dict), d);
   }
 
   // ( COMMA test )* COMMA? and the closing bracket, after the first test; returns the

@@ -146,12 +146,14 @@ std::string block_owner(antlr4::RuleContext* block) {
 bool starts_expression(size_t t) {
   return t == P::NAME || t == P::STRING || t == P::DECIMAL_INTEGER || t == P::FLOAT_NUMBER ||
          t == P::HEX_INTEGER || t == P::OCT_INTEGER || t == P::BIN_INTEGER || t == P::NONE ||
-         t == P::TRUE || t == P::FALSE || t == P::OPEN_PAREN || t == P::OPEN_BRACK;
+         t == P::TRUE || t == P::FALSE || t == P::OPEN_PAREN || t == P::OPEN_BRACK ||
+         t == P::OPEN_BRACE;
 }
 bool ends_expression(size_t t) {
   return t == P::NAME || t == P::STRING || t == P::DECIMAL_INTEGER || t == P::FLOAT_NUMBER ||
          t == P::HEX_INTEGER || t == P::OCT_INTEGER || t == P::BIN_INTEGER || t == P::NONE ||
-         t == P::TRUE || t == P::FALSE || t == P::CLOSE_PAREN || t == P::CLOSE_BRACK;
+         t == P::TRUE || t == P::FALSE || t == P::CLOSE_PAREN || t == P::CLOSE_BRACK ||
+         t == P::CLOSE_BRACE;
 }
 
 class SyntaxErrors {
@@ -164,11 +166,13 @@ class SyntaxErrors {
     tokens_.fill();  // the parser has only fetched what it looked at
     SourceRange at = token_range(source_, offending);
     size_t type = offending->getType();
+    if (type == P::DEL) {
+      compile_error(at, "`del` is not supported in TSL (remove a dict entry with d.pop(key))");
+    }
     if (const char* kw = unsupported_keyword(type))
       compile_error(at, std::string("`") + kw + "` is not supported in TSL");
     if (type == P::WALRUS)
       compile_error(at, "assignment expressions (`:=`) are not supported in TSL");
-    if (type == P::OPEN_BRACE) compile_error(at, dict_or_set(offending));
     if (type == P::INDENT) compile_error(at, "unexpected indent");
     if (expected.contains(static_cast<size_t>(P::INDENT))) {
       auto* owner = ctx ? dynamic_cast<antlr4::ParserRuleContext*>(ctx->parent) : nullptr;
@@ -200,6 +204,8 @@ class SyntaxErrors {
         return ")";
       case P::CLOSE_BRACK:
         return "]";
+      case P::CLOSE_BRACE:
+        return "}";
       case P::OPEN_PAREN:
         return "(";
       case P::IN:
@@ -211,24 +217,6 @@ class SyntaxErrors {
       default:
         return nullptr;
     }
-  }
-
-  // `{1: 2}` or `{1, 2}`: a colon at the top level of the braces makes it a dict.
-  std::string dict_or_set(Token* open) {
-    int depth = 0;
-    bool dict = false, empty = true;
-    for (size_t i = open->getTokenIndex() + 1; i < tokens_.size(); ++i) {
-      size_t t = tokens_.get(i)->getType();
-      if (t == Token::EOF) break;
-      if (t == P::OPEN_PAREN || t == P::OPEN_BRACK || t == P::OPEN_BRACE) ++depth;
-      if (t == P::CLOSE_PAREN || t == P::CLOSE_BRACK || t == P::CLOSE_BRACE) {
-        if (depth-- == 0) break;
-      }
-      empty = false;
-      if (depth == 0 && t == P::COLON) dict = true;
-    }
-    return dict || empty ? "dict literals are not supported in TSL (use a list or a tuple)"
-                         : "set literals are not supported in TSL (use a list)";
   }
 
   // `f(a b)`: two expressions side by side inside brackets.

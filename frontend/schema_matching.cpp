@@ -300,6 +300,12 @@ bool is_empty_list_literal(const Value* v) {
          v->uses().empty();
 }
 
+// A `{}` written in place: an empty DictConstruct nothing else reads yet.
+bool is_empty_dict_literal(const Value* v) {
+  return v && v->node() && v->node()->op() == OpId::DictConstruct && v->node()->inputs().empty() &&
+         v->uses().empty();
+}
+
 TypePtr substitute_var(const TypePtr& t, const TypePtr& var) {
   switch (t->kind()) {
     case TypeKind::Var:
@@ -308,6 +314,13 @@ TypePtr substitute_var(const TypePtr& t, const TypePtr& var) {
       return Type::list(substitute_var(t->element(), var));
     case TypeKind::Optional:
       return Type::optional(substitute_var(t->element(), var));
+    case TypeKind::Dict:
+      return Type::dict(t->key(), substitute_var(t->value(), var));
+    case TypeKind::Tuple: {
+      std::vector<TypePtr> elems;
+      for (const TypePtr& c : t->contained()) elems.push_back(substitute_var(c, var));
+      return Type::tuple(std::move(elems));
+    }
     default:
       return t;
   }
@@ -371,6 +384,19 @@ Conversion conversion_for(const TypePtr& actual, const TypePtr& formal, TypePtr&
       }
       return Conversion::Reject;
     }
+    case TypeKind::Dict: {
+      if (actual->kind() == TypeKind::Dict && formal->value()->kind() != TypeKind::Var &&
+          is_empty_dict_literal(value) && !actual->equals(*formal)) {
+        return Conversion::RetypeEmptyDict;
+      }
+      // Dict(str, t): the key type exactly; the value type binds `t`.
+      if (actual->kind() != TypeKind::Dict || !actual->key()->equals(*formal->key()))
+        return Conversion::Reject;
+      const TypePtr& formal_value = formal->value();
+      if (formal_value->kind() == TypeKind::Var && !var) var = actual->value();
+      const TypePtr& expected = formal_value->kind() == TypeKind::Var ? var : formal_value;
+      return actual->value()->equals(*expected) ? Conversion::None : Conversion::Reject;
+    }
     default:
       return is_subtype(actual, formal) ? Conversion::None : Conversion::Reject;
   }
@@ -388,6 +414,12 @@ Value* apply_conversion(Graph& graph, Value* v, Conversion c, const TypePtr& for
       Node* n = graph.insert(graph.create(OpId::ListConstruct, {}, 1));
       n->set_range(range);
       return n->output()->set_type(formal);
+    }
+    case Conversion::RetypeEmptyDict: {
+      Node* n = graph.insert(graph.create(OpId::DictConstruct, {}, 1));
+      n->set_range(range);
+      return n->output()->set_type(formal->kind() == TypeKind::Optional ? formal->element()
+                                                                        : formal);
     }
     case Conversion::IntToList: {
       std::vector<Value*> elements(static_cast<size_t>(std::max(copies, 1)), v);

@@ -40,7 +40,8 @@ MatchedOp match_and_emit(Graph& graph, const std::vector<OpId>& candidates,
 // UnwrapGrad: a Tensor's `.grad` (Optional[Tensor]) given where a Tensor is expected,
 // as eager code writes `w.sub_(lr * w.grad)`; None is a runtime error there.
 // RetypeEmptyList: a `[]` literal written as an argument takes the parameter's list type
-// (`zeros([])`, `x.view([])`), as TorchScript types an empty list from its context.
+// (`zeros([])`, `x.view([])`), as TorchScript types an empty list from its context;
+// RetypeEmptyDict the same for a `{}` (`total({})` of a Dict[str, int] parameter).
 enum class Conversion {
   None,
   IntToFloat,
@@ -49,6 +50,7 @@ enum class Conversion {
   StrToDevice,
   UnwrapGrad,
   RetypeEmptyList,
+  RetypeEmptyDict,
   Reject
 };
 // Whether `v` is a read of `x.grad`, which converts to Tensor implicitly.

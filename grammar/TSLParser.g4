@@ -89,6 +89,7 @@ atom_expr : atom trailer* ;
 atom
   : OPEN_PAREN testlist_comp? CLOSE_PAREN
   | OPEN_BRACK testlist_comp? CLOSE_BRACK
+  | OPEN_BRACE dictorsetmaker? CLOSE_BRACE
   | NAME
   | number
   | STRING+
@@ -99,6 +100,9 @@ atom
   ;
 number : DECIMAL_INTEGER | HEX_INTEGER | OCT_INTEGER | BIN_INTEGER | FLOAT_NUMBER ;
 testlist_comp : test ( comp_for | ( COMMA test )* COMMA? ) ;
+// Dict displays `{k: v, ...}`. Set displays and dict comprehensions parse too, so the
+// AST builder can reject them by name.
+dictorsetmaker : test ( COLON test )? ( comp_for | ( COMMA test ( COLON test )? )* COMMA? ) ;
 trailer
   : OPEN_PAREN arglist? CLOSE_PAREN
   | OPEN_BRACK subscriptlist CLOSE_BRACK

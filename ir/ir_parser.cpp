@@ -53,6 +53,14 @@ bool accepts(const TypePtr& formal, const TypePtr& actual, bool nums, TypePtr& v
       if (elem->kind() == TypeKind::Optional && actual->element()->is_tensor()) return true;
       return actual->element()->equals(*elem);
     }
+    case TypeKind::Dict: {
+      // Dict(str, t): the key type exactly, the value type binds `t`.
+      if (actual->kind() != TypeKind::Dict || !actual->key()->equals(*formal->key())) return false;
+      if (formal->value()->kind() != TypeKind::Var)
+        return actual->value()->equals(*formal->value());
+      if (!var) var = actual->value();
+      return actual->value()->equals(*var);
+    }
     default:
       return is_subtype(actual, formal);
   }
@@ -73,6 +81,18 @@ TypePtr substitute(const TypePtr& t, const TypePtr& var) {
     case TypeKind::Optional: {
       TypePtr e = substitute(t->element(), var);
       return e ? Type::optional(e) : nullptr;
+    }
+    case TypeKind::Dict: {
+      TypePtr v = substitute(t->value(), var);
+      return v ? Type::dict(t->key(), v) : nullptr;
+    }
+    case TypeKind::Tuple: {
+      std::vector<TypePtr> elems;
+      for (const TypePtr& c : t->contained()) {
+        elems.push_back(substitute(c, var));
+        if (!elems.back()) return nullptr;
+      }
+      return Type::tuple(std::move(elems));
     }
     default:
       return t;
@@ -396,6 +416,7 @@ class IRParser {
       return t.text == "List" ? Type::list(e) : Type::optional(e);
     }
     if (t.text == "Tuple") return tuple_type();
+    if (t.text == "Dict") return dict_type(t);
     if (t.text == "Callable") return callable_type();
     fail(t, "unknown type '" + t.text + "'");
   }
@@ -410,6 +431,19 @@ class IRParser {
       expect(Tok::RBracket, "',' or ']'");
     }
     return Type::tuple(std::move(elems));
+  }
+
+  // Dict[K, V] with K str or int.
+  TypePtr dict_type(const Token& t) {
+    expect(Tok::LBracket, "'[' after Dict");
+    const Token& key_tok = peek();
+    TypePtr key = type();
+    if (key->kind() != TypeKind::Str && key->kind() != TypeKind::Int)
+      fail(key_tok, "Dict keys must be str or int, not " + key->str());
+    expect(Tok::Comma, "',' and the value type of the " + t.text);
+    TypePtr value = type();
+    expect(Tok::RBracket, "']'");
+    return Type::dict(std::move(key), std::move(value));
   }
 
   // Callable[[A, B], R], or Callable[[...], Any] for an unknown signature.
@@ -508,6 +542,8 @@ class IRParser {
         return check_if(n, op_tok);
       case OpId::Loop:
         return check_loop(n, op_tok);
+      case OpId::DictConstruct:
+        return check_dict_construct(n, op_tok, input_tokens);
       case OpId::CallFunction:
         if (!n->has_attr("name") || !n->attr("name").is_str())
           fail(op_tok, "CallFunction needs a string attribute 'name'");
@@ -573,6 +609,23 @@ class IRParser {
     size_t taken = got + 1 - s.arguments.size();  // inputs of the variadic argument
     if (i < variadic + taken) return std::nullopt;
     return i - taken + 1;
+  }
+
+  // DictConstruct(k0, v0, k1, v1, ...): a Dict output whose key and value types take
+  // its inputs (Note [Dicts] in runtime/kernels/dict_ops.cpp).
+  void check_dict_construct(Node* n, const Token& op_tok,
+                            const std::vector<const Token*>& input_tokens) {
+    if (n->outputs().size() != 1 || n->inputs().size() % 2 != 0)
+      fail(op_tok, "DictConstruct takes keys and values in pairs and has one output");
+    const TypePtr& t = n->output()->type();
+    if (t->kind() != TypeKind::Dict) fail(op_tok, "the output of DictConstruct is a Dict");
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      const TypePtr& expected = i % 2 == 0 ? t->key() : t->value();
+      if (!is_subtype(n->input(i)->type(), expected)) {
+        fail(*input_tokens[i], str("input ", i, " of DictConstruct must be ", expected->str(),
+                                   ", not ", n->input(i)->type()->str()));
+      }
+    }
   }
 
   void check_constant(Node* n, const Token& op_tok) {

@@ -91,7 +91,9 @@ class SchemaParser {
   TypePtr type() {
     std::string base = identifier();
     TypePtr t;
-    if (base == "Tensor")
+    if (base == "Dict" || base == "Tuple")
+      t = parenthesized_type(base);
+    else if (base == "Tensor")
       t = Type::tensor();
     else if (base == "int")
       t = Type::int_();
@@ -131,6 +133,22 @@ class SchemaParser {
         return t;
       }
     }
+  }
+
+  // Dict(str, t) and Tuple(str, t): TorchScript's notation.
+  TypePtr parenthesized_type(const std::string& base) {
+    expect('(');
+    std::vector<TypePtr> elems;
+    for (;;) {
+      skip_ws();
+      elems.push_back(type());
+      skip_ws();
+      if (accept(')')) break;
+      expect(',');
+    }
+    if (base == "Tuple") return Type::tuple(std::move(elems));
+    if (elems.size() != 2) fail("Dict takes a key and a value type");
+    return Type::dict(elems[0], elems[1]);
   }
 
   IValue default_value() {

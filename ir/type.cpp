@@ -88,6 +88,10 @@ TypePtr Type::optional(TypePtr element) {
   if (element->kind() == TypeKind::Optional || element->kind() == TypeKind::None) return element;
   return std::make_shared<Type>(TypeKind::Optional, std::vector<TypePtr>{std::move(element)});
 }
+TypePtr Type::dict(TypePtr key, TypePtr value) {
+  return std::make_shared<Type>(TypeKind::Dict,
+                                std::vector<TypePtr>{std::move(key), std::move(value)});
+}
 TypePtr Type::function(std::shared_ptr<const FunctionSignature> signature) {
   return std::make_shared<Type>(TypeKind::Function, std::vector<TypePtr>{}, std::move(signature));
 }
@@ -120,6 +124,8 @@ std::string Type::str() const {
       return "List[" + element()->str() + "]";
     case TypeKind::Optional:
       return "Optional[" + element()->str() + "]";
+    case TypeKind::Dict:
+      return "Dict[" + key()->str() + ", " + value()->str() + "]";
     case TypeKind::Tuple: {
       std::string out = "Tuple[";
       for (size_t i = 0; i < contained_.size(); ++i) {
@@ -214,6 +220,12 @@ TypePtr type_of_value(const IValue& v, const TypePtr& hint) {
       }
       return Type::tuple(std::move(elems));
     }
+    case IValue::Tag::Dict: {
+      if (hint && hint->kind() == TypeKind::Dict) return hint;
+      const auto& entries = v.to_dict().entries();
+      if (entries.empty()) return Type::dict(Type::str_(), Type::tensor());
+      return Type::dict(type_of_value(entries[0].first), type_of_value(entries[0].second));
+    }
     case IValue::Tag::Object:
       return hint ? hint : Type::any();
   }
@@ -241,6 +253,8 @@ TypePtr strip_refinements(const TypePtr& t) {
       return Type::list(strip_refinements(t->element()));
     case TypeKind::Optional:
       return Type::optional(strip_refinements(t->element()));
+    case TypeKind::Dict:
+      return Type::dict(t->key(), strip_refinements(t->value()));
     case TypeKind::Tuple: {
       std::vector<TypePtr> elems;
       for (const TypePtr& e : t->contained()) elems.push_back(strip_refinements(e));

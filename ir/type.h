@@ -1,5 +1,5 @@
 // Static types of TSL values (LANGUAGE.md §3): Tensor, int, float, bool, str, None,
-// List[T], Tuple[...], Optional[T], dtype, device, functions, and the type variable
+// List[T], Tuple[...], Optional[T], Dict[K, V], dtype, device, functions, and the type variable
 // `t` of generic op schemas. Types are immutable and shared.
 #pragma once
 
@@ -28,6 +28,7 @@ enum class TypeKind {
   List,
   Tuple,
   Optional,
+  Dict,      // Dict[K, V]: contained() is {K, V}, K is str or int (or `t` in schemas)
   Function,  // a user function or transform result; see FunctionSignature
   Any,       // schemas only: accepts every type (print, tensor(data))
   Var,       // schemas only: the type variable `t`
@@ -50,6 +51,9 @@ class Type {
   const std::vector<TypePtr>& contained() const { return contained_; }
   // The element type of List/Optional.
   const TypePtr& element() const { return contained_.at(0); }
+  // The key and value types of a Dict.
+  const TypePtr& key() const { return contained_.at(0); }
+  const TypePtr& value() const { return contained_.at(1); }
   const std::shared_ptr<const FunctionSignature>& signature() const { return signature_; }
   // A Tensor type may know its dtype (top-level values, refined by shape propagation).
   // Refinements never take part in equality: Tensor(float32) equals Tensor.
@@ -61,7 +65,7 @@ class Type {
   }
 
   // Python's spelling: "Tensor", "int", "List[int]", "Tuple[int, Tensor]",
-  // "Optional[Tensor]", "dtype", "device", "None".
+  // "Optional[Tensor]", "Dict[str, Tensor]", "dtype", "device", "None".
   std::string str() const;
   bool equals(const Type& other) const;
 
@@ -80,6 +84,7 @@ class Type {
   static TypePtr list(TypePtr element);
   static TypePtr tuple(std::vector<TypePtr> elements);
   static TypePtr optional(TypePtr element);
+  static TypePtr dict(TypePtr key, TypePtr value);
   static TypePtr function(std::shared_ptr<const FunctionSignature> signature);
 
   Type(TypeKind kind, std::vector<TypePtr> contained,
@@ -100,8 +105,8 @@ inline bool operator==(const TypePtr& a, const Type& b) { return a->equals(b); }
 bool is_subtype(const TypePtr& a, const TypePtr& b);
 
 // The static type of a runtime value (for top-level variables and REPL inputs):
-// tensors are refined with their dtype. Empty lists get List[Tensor] unless `hint`
-// says otherwise.
+// tensors are refined with their dtype. Empty lists get List[Tensor] and empty dicts
+// Dict[str, Tensor] (TorchScript's defaults) unless `hint` says otherwise.
 TypePtr type_of_value(const IValue& v, const TypePtr& hint = nullptr);
 
 // The type both branches of an `if` agree on, or null when they do not: equal types,

@@ -92,6 +92,8 @@ class Verifier {
         return;
       case OpId::FusionGroup:
         return check_fusion_group(n);
+      case OpId::DictConstruct:
+        return check_dict_construct(n);
       default:
         break;
     }
@@ -105,6 +107,19 @@ class Verifier {
     }
     if (n->outputs().size() != s.returns.size()) {
       fail(n, "has " + std::to_string(n->outputs().size()) + " outputs, schema " + s.str());
+    }
+  }
+
+  // DictConstruct(k0, v0, ...): keys and values in pairs, of its Dict output's types.
+  void check_dict_construct(const Node* n) {
+    if (n->outputs().size() != 1 || n->inputs().size() % 2 != 0 || !n->blocks().empty())
+      fail(n, "DictConstruct needs keys and values in pairs and one output");
+    const TypePtr& t = n->output()->type();
+    if (t->kind() != TypeKind::Dict) fail(n, "DictConstruct's output is not a Dict");
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      const TypePtr& expected = i % 2 == 0 ? t->key() : t->value();
+      if (!is_subtype(n->input(i)->type(), expected))
+        fail(n, "input " + std::to_string(i) + " is not a " + expected->str());
     }
   }
 

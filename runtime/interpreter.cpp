@@ -39,6 +39,14 @@ void list_construct(KernelArgs& a) {
   a.out(0) = IValue::list(std::move(elems));
 }
 
+// DictConstruct(k0, v0, k1, v1, ...): a later duplicate of a key overwrites its value
+// and keeps its first place, as a Python dict display does (Note [Dicts]).
+void dict_construct(KernelArgs& a) {
+  auto dict = make_intrusive<DictImpl>();
+  for (uint32_t i = 0; i + 1 < a.num_inputs(); i += 2) dict->set(a.in(i), a.in(i + 1));
+  a.out(0) = IValue(std::move(dict));
+}
+
 void tuple_construct(KernelArgs& a) {
   std::vector<IValue> elems;
   elems.reserve(a.num_inputs());
@@ -93,6 +101,8 @@ KernelFn prim_kernel(OpId op) {
   switch (op) {
     case OpId::ListConstruct:
       return &list_construct;
+    case OpId::DictConstruct:
+      return &dict_construct;
     case OpId::TupleConstruct:
       return &tuple_construct;
     case OpId::TupleUnpack:

@@ -10,6 +10,7 @@
 
 #include "ir/autodiff/derivatives.h"
 #include "ir/autodiff/prepare.h"
+#include "runtime/kernels/dict_ops.h"
 
 namespace tsl::autodiff {
 namespace {
@@ -82,6 +83,7 @@ class Reverser {
 
   void reverse_node(Node* n, GradMap& grads) {
     if (n->op() == OpId::append_list) return reverse_append(n, grads);
+    if (n->op() == OpId::setitem_list) return check_list_item_assignment(n);
     std::vector<Value*> out_grads;
     bool any = false;
     for (Value* o : n->outputs()) {
@@ -180,7 +182,34 @@ class Reverser {
     }
   }
 
+  // `xs[i] = v` has no gradient rule: autodiff follows it only where the reads of xs
+  // after it were forwarded to v (Note [Dicts under differentiation]). A read left
+  // (at a run-time index, in a loop that writes, of a list that escapes) is an error.
+  void check_list_item_assignment(const Node* n) {
+    const Value* list = n->input(0);
+    if (!needs(list) && !needs(n->input(2))) return;
+    for (const Use& u : list->uses()) {
+      OpId op = u.user->op();
+      bool writes = (op == OpId::setitem_list || op == OpId::append_list) && u.offset == 0;
+      if (writes || op == OpId::len_list || op == OpId::print) continue;
+      compile_error(n->range(),
+                    "no gradient through the list item assignment" + line_of(n) +
+                        ": autodiff follows `xs[i] = v` only into reads of a list literal of "
+                        "the differentiated function at constant indices, outside loops "
+                        "that write it (build a new list instead, or use .detach())");
+    }
+  }
+
   [[noreturn]] void no_gradient(const Node* n) {
+    if (n->op() == OpId::DictConstruct || dict_op_of(n->op())) {
+      compile_error(n->range(),
+                    "no gradient through `" + std::string(n->info().base_name()) + "` of a dict" +
+                        line_of(n) +
+                        ": autodiff follows the entries of a dict literal of the differentiated "
+                        "function read back with constant keys (`d[\"w\"]`), not reads at run-time "
+                        "keys, in loops that write the dict, or of a dict passed in, stored or "
+                        "returned (see docs/language.md)");
+    }
     compile_error(n->range(), "no gradient for `" + std::string(n->info().base_name()) + "`" +
                                   line_of(n) +
                                   ": it is on the path from a differentiated "

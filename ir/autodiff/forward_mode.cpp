@@ -6,6 +6,7 @@
 #include "ir/autodiff/derivatives.h"
 #include "ir/autodiff/differentiate.h"
 #include "ir/autodiff/prepare.h"
+#include "runtime/kernels/dict_ops.h"
 
 namespace tsl::autodiff {
 namespace {
@@ -63,6 +64,9 @@ class TangentPropagation {
     if (n->op() == OpId::If) return process_if(n);
     if (n->op() == OpId::ListConstruct) return process_list(n);  // [] may be appended to
     if (n->op() == OpId::append_list) return process_append(n);
+    if (n->op() == OpId::setitem_list) return process_list_setitem(n);
+    if (n->op() == OpId::add_list || n->op() == OpId::slice_list) return process_list_copy(n);
+    if (dict_op_of(n->op())) return check_dict_read(n);
     if (!any) return;
     switch (n->op()) {
       case OpId::getitem_list: {
@@ -121,6 +125,54 @@ class TangentPropagation {
     Value* v = n->input(1);
     Value* tv = tangent(v) ? tangent(v) : zero_tangent(v).value();
     g_.insert(g_.create(OpId::append_list, {tl, tv}, 0))->set_range(n->range());
+  }
+
+  // `xs + ys` and `xs[a:b]` of lists of tensors: the same op on their tangent lists
+  // (zeros for a list without one).
+  void process_list_copy(Node* n) {
+    if (!is_tensor_list(n->output()->type()) || !depends(n->output())) return;
+    InsertPointGuard guard(g_, n->next());
+    FormulaScope scope(g_, n->range());
+    std::vector<Value*> ins = n->inputs();
+    size_t lists = n->op() == OpId::add_list ? 2 : 1;
+    for (size_t i = 0; i < lists; ++i)
+      ins[i] = tangent(ins[i]) ? tangent(ins[i]) : zero_tangent(ins[i]).value();
+    Value* t = g_.insert_op(n->op(), ins, n->output()->type(), n->range());
+    set_tangent(n->output(), t);
+  }
+
+  // `xs[i] = v`: the same write into the list of tangents.
+  void process_list_setitem(Node* n) {
+    Value* tl = tangent(n->input(0));
+    Value* v = n->input(2);
+    if (!tl) {
+      if (tangent(v)) {
+        compile_error(n->range(), "no tangent through the list item assignment" + line_of(n) +
+                                      ": jvp follows `xs[i] = v` only for a list literal of "
+                                      "the differentiated function");
+      }
+      return;
+    }
+    InsertPointGuard guard(g_, n->next());
+    FormulaScope scope(g_, n->range());
+    Value* tv = tangent(v) ? tangent(v) : zero_tangent(v).value();
+    g_.insert(g_.create(OpId::setitem_list, {tl, n->input(1), tv}, 0))->set_range(n->range());
+  }
+
+  // Dicts carry no tangents: a value read from one that depends on a differentiated
+  // input (one forward_container_entries could not forward) would silently get none.
+  // See Note [Dicts under differentiation].
+  void check_dict_read(const Node* n) {
+    for (const Value* o : n->outputs()) {
+      if (!depends(o) || !o->has_uses()) continue;
+      compile_error(n->range(),
+                    "no tangent through `" + std::string(n->info().base_name()) + "` of a dict" +
+                        line_of(n) +
+                        ": jvp follows the entries of a dict literal of the differentiated "
+                        "function read back with constant keys (`d[\"w\"]`), not reads at "
+                        "run-time keys, in loops that write the dict, or of a dict passed in, "
+                        "stored or returned (see docs/language.md)");
+    }
   }
 
   void process_if(Node* n) {

@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "ir/autodiff/derivatives.h"
+#include "ir/autodiff/forward_containers.h"
 #include "ir/autodiff/functionalize.h"
+#include "runtime/kernels/dict_ops.h"
 
 namespace tsl::autodiff {
 
@@ -20,6 +22,13 @@ bool is_differentiable_type(const TypePtr& t) {
 
 bool is_tensor_list(const TypePtr& t) {
   return t && t->kind() == TypeKind::List && t->element()->is_tensor();
+}
+
+bool holds_gradient(const TypePtr& t) {
+  if (!t) return false;
+  if (t->kind() == TypeKind::Optional) return holds_gradient(t->element());
+  if (t->kind() == TypeKind::Dict) return holds_gradient(t->value());
+  return is_differentiable_type(t) || is_tensor_list(t);
 }
 
 std::string line_of(const Node* n) {
@@ -56,17 +65,6 @@ void forward_split_pieces(Graph& g, Block* b) {
     for (Block* nb : n->blocks()) forward_split_pieces(g, nb);
     if (n->op() != OpId::getitem_list) continue;
     const Node* split = n->input(0)->node();
-    const Node* index = n->input(1)->node();
-    if (split->op() == OpId::ListConstruct && index->op() == OpId::Constant) {
-      // [a, b][0] is a: lists only grow (append), so the elements a literal list
-      // starts with stay where they are.
-      int64_t k = index->attr("value").to_int();
-      if (k >= 0 && static_cast<size_t>(k) < split->inputs().size()) {
-        n->output()->replace_all_uses_with(split->input(static_cast<size_t>(k)));
-        n->destroy();
-      }
-      continue;
-    }
     if (split->op() != OpId::split && split->op() != OpId::split_sizes &&
         split->op() != OpId::chunk)
       continue;
@@ -183,7 +181,43 @@ class Analysis : public Dependence {
   bool req(const Value* v) const { return requiring.count(v) != 0; }
 
   void mark(const Value* v) {
-    if (is_differentiable_type(v->type()) || is_tensor_list(v->type())) requiring.insert(v);
+    if (holds_gradient(v->type())) requiring.insert(v);
+  }
+
+  // The value an in-place write stores into its first input: `xs.append(v)`,
+  // `xs[i] = v`, `d[k] = v`, `d.update(other)`; null for other ops.
+  static const Value* value_stored(const Node* n) {
+    switch (n->op()) {
+      case OpId::append_list:
+        return n->input(1);
+      case OpId::setitem_list:
+        return n->input(2);
+      default:
+        break;
+    }
+    std::optional<DictOp> op = dict_op_of(n->op());
+    if (op == DictOp::Setitem) return n->input(2);
+    if (op == DictOp::Update) return n->input(1);
+    return nullptr;
+  }
+
+  // Ops whose result holds values of a dict, or builds one: their results need
+  // gradients when the dict (or a value stored) does. None has a gradient formula, so
+  // a gradient reaching one is a compile error (Note [Dicts under differentiation]).
+  static bool passes_dict_values(OpId op) {
+    if (op == OpId::DictConstruct) return true;
+    switch (dict_op_of(op).value_or(DictOp::Len)) {
+      case DictOp::Getitem:
+      case DictOp::Get:
+      case DictOp::GetDefault:
+      case DictOp::Pop:
+      case DictOp::PopDefault:
+      case DictOp::Values:
+      case DictOp::Copy:
+        return true;
+      default:
+        return false;
+    }
   }
 
   // The per-iteration stack of a loop nested in another loop, pushed onto the outer
@@ -255,14 +289,21 @@ class Analysis : public Dependence {
     }
     if (n->op() == OpId::append_list && n->input(0)->type()->element()->kind() == TypeKind::List)
       check_nested_stack(n);
-    if (n->op() == OpId::append_list && req(n->input(1))) {
-      mark(n->input(0));  // a list of tensors holds what is appended to it
+    if (const Value* stored = value_stored(n); stored && req(stored)) {
+      mark(n->input(0));  // a list or dict holds what is appended or written to it
       return;
+    }
+    if (dict_op_of(n->op()) == DictOp::Items && req(n->input(0))) {
+      compile_error(n->range(),
+                    "cannot differentiate through `items()` of a dict holding tensors that "
+                    "need gradients: read its entries by key (`d[\"w\"]`), or iterate "
+                    "with `for k, v in d.items():`");
     }
     bool structural = n->op() == OpId::ListConstruct || n->op() == OpId::TupleConstruct ||
                       n->op() == OpId::TupleUnpack || n->op() == OpId::TupleIndex ||
                       n->op() == OpId::unwrap_optional || n->op() == OpId::to_optional ||
-                      n->op() == OpId::getitem_list;
+                      n->op() == OpId::getitem_list || n->op() == OpId::add_list ||
+                      n->op() == OpId::slice_list || passes_dict_values(n->op());
     // An in-place update's result (its self, updated) depends on all its operands.
     if (!structural && !derivative_rule(n->op()) && !is_inplace_update(n->op())) return;
     bool any = std::any_of(ins.begin(), ins.end(), [&](const Value* v) { return req(v); });
@@ -292,8 +333,12 @@ class Analysis : public Dependence {
       if (c != cuts.end()) cuts.emplace(body->params()[k + 1], c->second);
     }
     for (bool changed = true; changed;) {
+      // A write in the body (`d[k] = v`, `xs.append(v)`) may mark a container that a
+      // read earlier in the body sees in the next iteration: run again until nothing
+      // new needs a gradient.
+      size_t before = requiring.size();
       run(body);
-      changed = false;
+      changed = requiring.size() != before;
       for (size_t k = 0; k < carried; ++k) {
         const Value* r = body->returns()[k + 1];
         const Value* p = body->params()[k + 1];
@@ -320,6 +365,7 @@ class Analysis : public Dependence {
 
 void prepare_for_differentiation(Graph& g, const std::vector<size_t>& wrt) {
   forward_tuples(g.block());
+  forward_container_entries(g);
   forward_split_pieces(g, g.block());
   rewrite_dropout(g, g.block());
   lower_tensor_list_sums(g, g.block());

@@ -16,6 +16,8 @@ namespace tsl::autodiff {
 bool is_differentiable_type(
     const TypePtr& t);  // a float (or unknown-dtype) tensor, or Optional of one
 bool is_tensor_list(const TypePtr& t);
+// A differentiable type, a list of tensors, or a dict (or Optional) holding one.
+bool holds_gradient(const TypePtr& t);
 std::string line_of(const Node* n);  // " at line 7", or "" without a location
 
 // `wrt`: the inputs differentiated (in-place updates they reach become out of place).

@@ -15,6 +15,8 @@ bool is_read_only_effect(OpId op) {
     case OpId::print:
     case OpId::save:
     case OpId::RaiseException:
+    case OpId::dict_check_size_str:  // raises when a dict changed size under a for loop
+    case OpId::dict_check_size_int:
       return true;
     default:
       return false;
@@ -115,9 +117,10 @@ void MutationInfo::visit_node(const Node* n) {
   }
   if (returns_fresh_values(n) || only_reads(n)) return;
   // Anything else may return (a part of) an input: one class for all its values.
-  // Two of them may share storage only when both may hold a tensor, or both a list:
-  // zeros(%size) does not alias its List[int] argument. Each joins the first of its
-  // kind (no vectors: this runs for most nodes, five times per pipeline round).
+  // Two of them may share storage only when both may hold a tensor, or both a
+  // mutable container (a list or a dict): zeros(%size) does not alias its List[int]
+  // argument. Each joins the first of its kind (no vectors: this runs for most nodes,
+  // five times per pipeline round).
   const Value* first_tensor = nullptr;
   const Value* first_list = nullptr;
   auto join = [&](const Value* v) {
@@ -127,7 +130,7 @@ void MutationInfo::visit_node(const Node* n) {
       else
         first_tensor = v;
     }
-    if (type_may_hold(v->type(), TypeKind::List)) {
+    if (type_may_hold(v->type(), TypeKind::List) || type_may_hold(v->type(), TypeKind::Dict)) {
       if (first_list)
         unite(first_list, v);
       else
@@ -290,6 +293,7 @@ bool is_value_structural(OpId op) {
   switch (op) {
     case OpId::Constant:
     case OpId::ListConstruct:
+    case OpId::DictConstruct:
     case OpId::TupleConstruct:
     case OpId::TupleUnpack:
     case OpId::TupleIndex:

@@ -16,11 +16,12 @@ namespace tsl {
 // it was computed many times. That is invisible only when nobody writes into the
 // storage of either value while the other is still read. MutationInfo groups values
 // that may share storage (alias classes: a view and its base, a list and its
-// elements, the values passed through If/Loop blocks, the outputs of an op that may
-// return an input such as `to` or `contiguous`; only elementwise (EW) non-view ops
-// are known to return fresh storage, and a tensor never aliases a List[int]).
+// elements, a dict and its values, the values passed through If/Loop blocks, the outputs of an op
+// that may return an input such as `to` or `contiguous`; only elementwise (EW) non-view ops are
+// known to return fresh storage, and a tensor never aliases a List[int]).
 //  * A class is *written* when one of its values reaches an op that may write into
-//    it: in-place ops and `append.t` (EFFECT ops other than print and save), and
+//    it: in-place ops, `append.t` and the dict writes (EFFECT ops other than print and
+//    save), and
 //    user-function calls and closures (they may do either).
 //  * A class *escapes* when it holds a graph input or output: after the run, the
 //    caller may write into one of those and read the others.

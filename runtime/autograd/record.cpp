@@ -12,6 +12,7 @@
 #include "ir/autodiff/dependence_flags.h"
 #include "ir/autodiff/derivatives.h"
 #include "ir/autodiff/differentiate.h"
+#include "ir/autodiff/forward_containers.h"
 #include "ir/autodiff/functionalize.h"
 #include "ir/autodiff/prepare.h"
 #include "ir/passes/inline_calls.h"
@@ -57,14 +58,37 @@ std::vector<std::shared_ptr<const Code>> EagerSite::codes() const {
 
 namespace {
 
+bool tensor_requires_grad(const IValue& v) {
+  return v.is_tensor() && v.tensor_impl() && v.tensor_impl()->requires_grad();
+}
+
 bool value_requires_grad(const IValue& v) {
-  if (v.is_tensor()) return v.tensor_impl() && v.tensor_impl()->requires_grad();
+  if (tensor_requires_grad(v)) return true;
   if (v.is_list()) {
     for (const IValue& e : v.to_list().elements) {
-      if (e.is_tensor() && e.tensor_impl() && e.tensor_impl()->requires_grad()) return true;
+      if (tensor_requires_grad(e)) return true;
+    }
+  }
+  if (v.is_dict()) {
+    for (const auto& entry : v.to_dict().entries()) {
+      if (tensor_requires_grad(entry.second)) return true;
     }
   }
   return false;
+}
+
+// A Dict[K, Tensor] argument holding a tensor that requires grad: the call's graph
+// gets its entries one by one (Note [Dict arguments on the tape]).
+bool flattens_dict(const Value* original, const IValue& runtime) {
+  if (!runtime.is_dict() || original->type()->kind() != TypeKind::Dict ||
+      !original->type()->value()->is_tensor())
+    return false;
+  bool any = false;
+  for (const auto& entry : runtime.to_dict().entries()) {
+    if (!entry.second.is_tensor() || !entry.second.tensor_impl()) return false;
+    any |= tensor_requires_grad(entry.second);
+  }
+  return any;
 }
 
 // ---- The graph one node or call is differentiated in --------------------------------
@@ -113,9 +137,56 @@ class GraphBuilder {
       }
       return;
     }
+    if (flattens_dict(original, runtime)) {
+      add_dict(original, runtime);
+      return;
+    }
     flat_.key.push_back(runtime.is_none() ? -2 : -3);
     flat_.values.push_back(runtime);
     if (build_) map_[original] = graph_->add_input(original->type());
+  }
+
+  // Note [Dict arguments on the tape]
+  // A dict of tensors that require grad, passed to a function, is given to the call's
+  // graph as a dict literal of its entries: the keys as constants (part of the pattern
+  // the compiled gradient is cached under), the tensors as inputs. The function's reads
+  // with constant keys then reach those tensors, as in any dict literal (Note [Dicts
+  // under differentiation] in ir/autodiff). The literal is a new dict, so a function
+  // that writes the dict (or hands it on) would write the copy: that is an error, never
+  // a silently lost update.
+  void add_dict(const Value* original, const IValue& runtime) {
+    const auto& entries = runtime.to_dict().entries();
+    flat_.key.push_back(-2000 - static_cast<int64_t>(entries.size()));
+    std::vector<Value*> parts;
+    for (const auto& [key, value] : entries) {
+      push_key(key);
+      add_tensor(value);
+      if (!build_) continue;
+      parts.push_back(graph_->insert_constant(key, original->type()->key()));
+      parts.push_back(last_);
+    }
+    if (!build_) return;
+    if (!autodiff::only_read_in_place(original)) {
+      // A plain error: the interpreter reports it at the call.
+      TSL_ERROR(
+          "a function that changes a Dict argument (or passes it on) was called "
+          "with a dict holding tensors that require grad; the eager tape follows "
+          "such a dict only when the function just reads it (build a new dict "
+          "inside the function instead)");
+    }
+    tsl::Node* dict = graph_->insert(graph_->create(OpId::DictConstruct, parts, 1));
+    map_[original] = dict->output()->set_type(original->type());
+  }
+
+  // A dict key in the pattern: an int as itself, a string as its length and bytes.
+  void push_key(const IValue& key) {
+    if (key.is_int()) {
+      flat_.key.push_back(key.to_int());
+      return;
+    }
+    const std::string& s = key.to_str();
+    flat_.key.push_back(static_cast<int64_t>(s.size()));
+    for (char c : s) flat_.key.push_back(static_cast<unsigned char>(c));
   }
 
   FlatInputs& flat() { return flat_; }
@@ -498,7 +569,8 @@ void check_outputs_supported(const std::vector<Value*>& outs, std::string_view w
     std::vector<TypePtr> types = {v->type()};
     if (v->type()->kind() == TypeKind::Tuple) types = v->type()->contained();
     for (const TypePtr& t : types) {
-      bool container = t->kind() == TypeKind::List || t->kind() == TypeKind::Tuple;
+      bool container = t->kind() == TypeKind::List || t->kind() == TypeKind::Tuple ||
+                       t->kind() == TypeKind::Dict;
       if (!container) continue;
       throw SourceError(SourceError::Kind::Runtime, range,
                         std::string(what) + " returns " + t->str() +

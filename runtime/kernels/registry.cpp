@@ -15,6 +15,7 @@ void register_cpu_shape_kernels();
 void register_cpu_factory_kernels();
 void register_cpu_scatter_kernels();
 void register_scalar_kernels();
+void register_dict_kernels();
 void register_io_kernels();
 void register_type_kernels();
 void register_autograd_kernels();
@@ -59,6 +60,7 @@ void ensure_kernels_registered() {
     register_cpu_factory_kernels();
     register_cpu_scatter_kernels();
     register_scalar_kernels();
+    register_dict_kernels();
     register_io_kernels();
     register_type_kernels();
     register_autograd_kernels();

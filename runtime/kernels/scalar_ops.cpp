@@ -223,6 +223,8 @@ bool is_same_object(const IValue& a, const IValue& b) {
       return &a.to_list() == &b.to_list();
     case IValue::Tag::Tuple:
       return &a.to_tuple() == &b.to_tuple();
+    case IValue::Tag::Dict:
+      return &a.to_dict() == &b.to_dict();
     case IValue::Tag::Object:
       return &a.to_object() == &b.to_object();
   }
@@ -414,7 +416,6 @@ void slice_list(KernelArgs& a) {
   a.out(0) = std::move(sliced);
 }
 
-void list_copy(KernelArgs& a) { a.out(0) = IValue::list(elements_of(a.in(0))); }
 
 void setitem_list(KernelArgs& a) {
   std::vector<IValue>& elems = a.in(0).to_list().elements;
@@ -606,7 +607,6 @@ void register_scalar_kernels() {
   TSL_REGISTER_GENERIC_RAW(len_list, len_list);
   TSL_REGISTER_GENERIC_RAW(getitem_list, getitem_list);
   TSL_REGISTER_GENERIC_RAW(setitem_list, setitem_list);
-  TSL_REGISTER_GENERIC_RAW(list_copy, list_copy);
   TSL_REGISTER_GENERIC_RAW(slice_list, slice_list);
   TSL_REGISTER_GENERIC_RAW(append_list, append_list);
   TSL_REGISTER_GENERIC_RAW(add_list, add_list);

@@ -11,6 +11,53 @@ namespace tsl {
 ListImpl::ListImpl(std::vector<IValue> v) : elements(std::move(v)) {}
 TupleImpl::TupleImpl(std::vector<IValue> v) : elements(std::move(v)) {}
 
+size_t DictKeyHash::operator()(const IValue& key) const {
+  if (key.is_str()) return std::hash<std::string>{}(key.to_str());
+  return std::hash<int64_t>{}(key.to_int());
+}
+
+bool DictKeyEqual::operator()(const IValue& a, const IValue& b) const {
+  if (a.is_str() != b.is_str()) return false;
+  return a.is_str() ? a.to_str() == b.to_str() : a.to_int() == b.to_int();
+}
+
+const IValue* DictImpl::find(const IValue& key) const {
+  auto it = index_.find(key);
+  return it == index_.end() ? nullptr : &entries_[it->second].second;
+}
+
+std::optional<size_t> DictImpl::position(const IValue& key) const {
+  auto it = index_.find(key);
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
+}
+
+void DictImpl::set(IValue key, IValue value) {
+  auto [it, inserted] = index_.emplace(key, entries_.size());
+  if (inserted) {
+    entries_.emplace_back(std::move(key), std::move(value));
+  } else {
+    entries_[it->second].second = std::move(value);
+  }
+}
+
+bool DictImpl::erase(const IValue& key, IValue* value) {
+  auto it = index_.find(key);
+  if (it == index_.end()) return false;
+  size_t at = it->second;
+  index_.erase(it);
+  if (value) *value = std::move(entries_[at].second);
+  entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(at));
+  // The entries after it moved one place forward.
+  for (size_t i = at; i < entries_.size(); ++i) index_[entries_[i].first] = i;
+  return true;
+}
+
+void DictImpl::clear() {
+  entries_.clear();
+  index_.clear();
+}
+
 IValue::IValue(std::string v)
     : IValue(Tag::Str, make_intrusive<StrImpl>(std::move(v)).release_ownership()) {}
 
@@ -42,6 +89,7 @@ IValue IValue::list(std::vector<IValue> elements) {
 IValue IValue::tuple(std::vector<IValue> elements) {
   return IValue(make_intrusive<TupleImpl>(std::move(elements)));
 }
+IValue IValue::dict() { return IValue(make_intrusive<DictImpl>()); }
 IValue IValue::int_list(std::span<const int64_t> values) {
   std::vector<IValue> out;
   out.reserve(values.size());
@@ -100,6 +148,8 @@ const char* IValue::tag_name() const {
       return "list";
     case Tag::Tuple:
       return "tuple";
+    case Tag::Dict:
+      return "dict";
     case Tag::Object:
       return "object";
   }
@@ -193,7 +243,29 @@ std::string IValue::repr() const {
         out += elems[i].repr();
       }
       if (is_tuple() && elems.size() == 1) out += ",";
-      return out + (is_list() ? "]" : ")");
+      out += is_list() ? "]" : ")";
+      switch (is_list() ? to_list().view : ListImpl::View::None) {
+        case ListImpl::View::DictKeys:
+          return "dict_keys(" + out + ")";
+        case ListImpl::View::DictValues:
+          return "dict_values(" + out + ")";
+        case ListImpl::View::DictItems:
+          return "dict_items(" + out + ")";
+        case ListImpl::View::None:
+          break;
+      }
+      return out;
+    }
+    case Tag::Dict: {
+      // Python: {'a': tensor([1., 2.]), 'b': 3}, keys and values by their repr.
+      std::string out = "{";
+      bool first = true;
+      for (const auto& [key, value] : to_dict().entries()) {
+        if (!first) out += ", ";
+        first = false;
+        out += key.repr() + ": " + value.repr();
+      }
+      return out + "}";
     }
     default:
       return str();
@@ -222,6 +294,7 @@ std::string IValue::str() const {
     }
     case Tag::List:
     case Tag::Tuple:
+    case Tag::Dict:
       return repr();
     case Tag::Object:
       return to_object().repr();

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "runtime/tensor/device.h"
@@ -30,6 +33,10 @@ struct ListImpl : RefCounted {
   // A tensor's shape (x.shape, x.size()): an int list that prints as PyTorch's
   // torch.Size([2, 3]) does.
   bool torch_size = false;
+  // The list `d.keys()`, `d.values()` or `d.items()` returns (TorchScript's type) prints
+  // as Python prints the view it stands for: dict_keys(['a', 'b']).
+  enum class View : uint8_t { None, DictKeys, DictValues, DictItems };
+  View view = View::None;
 };
 
 // A TSL tuple; immutable once built.
@@ -37,6 +44,8 @@ struct TupleImpl : RefCounted {
   explicit TupleImpl(std::vector<IValue> v);
   std::vector<IValue> elements;
 };
+
+struct DictImpl;  // defined after IValue: it holds IValues by value
 
 // Any other heap value the layers above define (functions, transform results).
 struct ObjectImpl : RefCounted {
@@ -56,6 +65,7 @@ class IValue {
     Tensor,
     List,
     Tuple,
+    Dict,
     Object
   };
 
@@ -72,10 +82,12 @@ class IValue {
   IValue(Scalar s);
   IValue(IntrusivePtr<ListImpl> l) : IValue(Tag::List, l.release_ownership()) {}
   IValue(IntrusivePtr<TupleImpl> t) : IValue(Tag::Tuple, t.release_ownership()) {}
+  IValue(IntrusivePtr<DictImpl> d);
   IValue(IntrusivePtr<ObjectImpl> o) : IValue(Tag::Object, o.release_ownership()) {}
 
   static IValue list(std::vector<IValue> elements);
   static IValue tuple(std::vector<IValue> elements);
+  static IValue dict();  // a new empty dict
   static IValue int_list(std::span<const int64_t> values);
 
   IValue(const IValue& o) : payload_(o.payload_), tag_(o.tag_) {
@@ -111,6 +123,7 @@ class IValue {
   bool is_tensor() const { return tag_ == Tag::Tensor; }
   bool is_list() const { return tag_ == Tag::List; }
   bool is_tuple() const { return tag_ == Tag::Tuple; }
+  bool is_dict() const { return tag_ == Tag::Dict; }
   bool is_dtype() const { return tag_ == Tag::DType; }
   bool is_device() const { return tag_ == Tag::Device; }
   bool is_object() const { return tag_ == Tag::Object; }
@@ -165,6 +178,7 @@ class IValue {
     check(Tag::Tuple);
     return static_cast<TupleImpl*>(payload_.p)->elements;
   }
+  DictImpl& to_dict() const;
   ObjectImpl& to_object() const {
     check(Tag::Object);
     return *static_cast<ObjectImpl*>(payload_.p);
@@ -202,6 +216,43 @@ class IValue {
   } payload_;
   Tag tag_;
 };
+
+// Hashing and equality of dict keys: ints by value, strings by their text (TSL's
+// dicts have `str` or `int` keys, as TorchScript's).
+struct DictKeyHash {
+  size_t operator()(const IValue& key) const;
+};
+struct DictKeyEqual {
+  bool operator()(const IValue& a, const IValue& b) const;
+};
+
+// A TSL dict: mutable, shared by reference, iterated in insertion order (Python 3.7+).
+// Entries live in a vector in that order; `index_` finds an entry's position by key.
+// Assigning an existing key keeps its position, as in Python.
+struct DictImpl : RefCounted {
+  using Entry = std::pair<IValue, IValue>;
+  const std::vector<Entry>& entries() const { return entries_; }
+  size_t size() const { return entries_.size(); }
+  // The value stored under `key`, or null.
+  const IValue* find(const IValue& key) const;
+  // The place of `key` in insertion order, or nullopt.
+  std::optional<size_t> position(const IValue& key) const;
+  // d[key] = value: a new key goes last, an existing one keeps its place.
+  void set(IValue key, IValue value);
+  // Removes `key`; returns whether it was there (its value moved to `*value`).
+  bool erase(const IValue& key, IValue* value);
+  void clear();
+
+ private:
+  std::vector<Entry> entries_;
+  std::unordered_map<IValue, size_t, DictKeyHash, DictKeyEqual> index_;
+};
+
+inline IValue::IValue(IntrusivePtr<DictImpl> d) : IValue(Tag::Dict, d.release_ownership()) {}
+inline DictImpl& IValue::to_dict() const {
+  check(Tag::Dict);
+  return *static_cast<DictImpl*>(payload_.p);
+}
 
 // Python's repr of a float: the shortest text that reads back to the same double,
 // in Python's layout (1.0, 0.1, 1e-05, 1e+16, inf, nan).

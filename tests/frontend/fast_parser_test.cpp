@@ -77,6 +77,10 @@ class Dumper {
       case ast::ExprKind::Tuple:
         line(in, head);
         return exprs(ast::as<ast::TupleExpr>(e).elts, in + 1);
+      case ast::ExprKind::Dict:
+        line(in, head);
+        exprs(ast::as<ast::DictExpr>(e).keys, in + 1);
+        return exprs(ast::as<ast::DictExpr>(e).values, in + 1);
       case ast::ExprKind::ListComp: {
         const auto& c = ast::as<ast::ListComp>(e);
         line(in, head);
@@ -344,6 +348,11 @@ TEST(FastParser, Expressions) {
   expect_same("print(x, end='')\n# comment\n\nx = 1  # trailing\n");
 }
 
+TEST(FastParser, Dicts) {
+  expect_same("x = {}\ny = {'a': 1}\nz = {'a': [1, 2], 'b': f(x),}\n");
+  expect_same("d = {\n    1: {'x': a + b},\n    2: {},\n}\nw = {'k': v}['k']\n");
+}
+
 TEST(FastParser, Unicode) { expect_same("π = 3.14\nnaïve_x = π * 2\nprint(naïve_x, 'é')\n"); }
 
 // Anything the ANTLR path reports an error for, the fast path leaves to it, so the
@@ -374,7 +383,9 @@ TEST(FastParser, ErrorsAreTheAntlrPaths) {
   expect_bail("x = -9223372036854775808\n");
   expect_bail("x = lambda: 1\n");
   expect_bail("class A:\n    pass\n");
-  expect_bail("x = {1: 2}\n");
+  expect_bail("x = {1, 2}\n");
+  expect_bail("x = {1: 2, 3}\n");
+  expect_bail("x = {k: v for k in a}\n");
   expect_bail("x := 1\n");
   expect_bail("from m import a,\n");
   expect_bail("import a.\n");

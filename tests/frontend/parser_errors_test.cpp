@@ -119,7 +119,8 @@ TEST(SyntaxErrors, UnsupportedConstructsAreNamed) {
   EXPECT_EQ(error_of("class A:\n  pass"), "1:1: `class` is not supported in TSL");
   EXPECT_EQ(error_of("try:\n  pass\nexcept E:\n  pass"), "1:1: `try` is not supported in TSL");
   EXPECT_EQ(error_of("def f():\n  yield 1"), "2:3: `yield` is not supported in TSL");
-  EXPECT_EQ(error_of("del x"), "1:1: `del` is not supported in TSL");
+  EXPECT_EQ(error_of("del x"),
+            "1:1: `del` is not supported in TSL (remove a dict entry with d.pop(key))");
   EXPECT_EQ(error_of("global x"), "1:1: `global` is not supported in TSL");
   EXPECT_EQ(error_of("nonlocal x"), "1:1: `nonlocal` is not supported in TSL");
   EXPECT_EQ(error_of("async def f():\n  pass"), "1:1: `async` is not supported in TSL");
@@ -128,11 +129,11 @@ TEST(SyntaxErrors, UnsupportedConstructsAreNamed) {
             "3:1: `while ... else` is not supported in TSL");
   EXPECT_EQ(error_of("for a in b:\n  pass\nelse:\n  pass"),
             "3:1: `for ... else` is not supported in TSL");
-  EXPECT_EQ(error_of("x = {'a': 1}"),
-            "1:5: dict literals are not supported in TSL (use a list or a tuple)");
-  EXPECT_EQ(error_of("x = {}"),
-            "1:5: dict literals are not supported in TSL (use a list or a tuple)");
   EXPECT_EQ(error_of("x = {1, 2}"), "1:5: set literals are not supported in TSL (use a list)");
+  EXPECT_EQ(error_of("x = {1: 2, 3}"), "1:12: ':' expected after dictionary key");
+  EXPECT_EQ(error_of("x = {k: 1 for k in a}"),
+            "1:5: dict comprehensions are not supported in TSL (fill the dict in a for loop)");
+  EXPECT_EQ(error_of("{'a': 1} = x"), "1:1: cannot assign to dict literal");
   EXPECT_EQ(error_of("if (n := 3):\n  pass"),
             "1:7: assignment expressions (`:=`) are not supported in TSL");
   EXPECT_EQ(error_of("f(x for x in y)"), "1:3: generator expressions are not supported in TSL");

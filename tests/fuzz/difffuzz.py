@@ -285,8 +285,8 @@ def main():
     ap.add_argument("--count", type=int, default=100, help="how many programs")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", help="a folder for the failing programs (minimized)")
-    ap.add_argument("--features", default="inplace,setitem,train",
-                    help="comma-separated generator features (default: inplace,setitem,train)")
+    ap.add_argument("--features", default="inplace,setitem,train,dict",
+                    help="comma-separated generator features (default: inplace,setitem,train,dict)")
     ap.add_argument("--no-minimize", action="store_true")
     ap.add_argument("--replay", help="judge this one program file and print both outputs")
     ap.add_argument("--reduce", help="minimize this program file, keeping its failure")

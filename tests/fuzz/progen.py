@@ -9,19 +9,24 @@ two runs is a bug, not undefined behaviour.
 
 A program is a few functions (`def`s with tensors, ints and floats as parameters; nested
 if/elif/else with early returns, while/for loops with break/continue, lists, tuples,
-Optional, calls of earlier functions, broadcasting tensor ops), then top-level code that
+Optional, calls of earlier functions, broadcasting tensor ops; with the `dict` feature also
+Dict[str, Tensor] and Dict[int, float] literals, reads, writes, pops, `in`, iteration and
+functions taking their tensors packed in a dict), then top-level code that
 prints their values, their gradients through functorch's transforms (grad with argnums,
 vjp, jvp, hessian) and through the eager tape (backward, .grad), and eager top-level
 tensor code of its own.
 
-Features (off by default, `--features a,b`): `inplace` adds augmented assignments to
-tensors; `vmap` adds, for functions that do not read tensors into Python values, vmap
-with random in_dims (None included, negative dims) and out_dims, nested vmap,
-per-sample gradients (vmap of grad with argnums) and jacrev/jacfwd.
+Features (`--features a,b`; difffuzz.py turns on inplace, setitem, train and dict by
+default): `inplace` adds augmented assignments to tensors, `setitem` item and masked
+assignment, `train` SGD loops on the tape, `dict` the dicts above; `vmap` adds, for
+functions that do not read tensors into Python values, vmap with random in_dims (None
+included, negative dims) and out_dims, nested vmap, per-sample gradients (vmap of grad
+with argnums) and jacrev/jacfwd.
 
 Used by difffuzz.py; `Generator(seed, features).program()` returns the source text.
 """
 
+import math
 import random
 
 FLOAT64 = "torch.float64"
@@ -59,7 +64,9 @@ class Scope:
 
 
 # Types: ("int",), ("float",), ("bool",), ("T", shape), ("LT", shape) list of tensors,
-# ("LF",) list of floats, ("LI",) list of ints, ("OT", shape) Optional tensor.
+# ("LF",) list of floats, ("LI",) list of ints, ("OT", shape) Optional tensor,
+# ("DT", ((key, shape), ...)) a Dict[str, Tensor] with those keys, ("DF", (key, ...)) a
+# Dict[int, float] with those keys.
 INT, FLOAT, BOOL = ("int",), ("float",), ("bool",)
 
 
@@ -85,6 +92,13 @@ class Function:
         self.ret = ret            # a type: T(shape) or ("tuple", T(shape), FLOAT)
         self.differentiable = differentiable  # only pure tensor math on tensor params
         self.uses_data = False    # converts tensors to Python values (no vmap/hessian)
+        # PyTorch 1.13 cannot take this function's hessian: softmax's double backward has
+        # no forward AD ("_softmax_backward_data ... not implemented"), and sum() of a
+        # 0-dim value fails in jacfwd's batch of one ("Could not allocate memory to
+        # change Tensor SizesAndStrides!"), for a one-element input.
+        self.no_hessian = False
+        self.sums_0dim = False
+        self.packed = False       # its tensors come in one Dict[str, Tensor] parameter `p`
         self.src = ""
 
 
@@ -96,6 +110,12 @@ class Generator:
         self.lines = []
         self.fresh = 0
         self.depth = 0
+        # Dicts written after their literal (a write, pop or update), and dicts that are
+        # parameters: autodiff follows reads at run-time keys (iteration) only into dict
+        # literals nothing writes, so those are not iterated, and parameters are not
+        # written (the eager tape hands a call a copy of a dict argument it only reads).
+        self.dict_written = set()
+        self.dict_readonly = set()
 
     # ---- helpers -----------------------------------------------------------------------
     def chance(self, p):
@@ -154,7 +174,7 @@ class Generator:
                 return "%s(%s, %s)" % (op, a, b)
             return "(%s %s %s)" % (a, op, b)
         if c == "len":
-            lists = [n for n, t in scope.all().items() if t[0] in ("LT", "LF", "LI")]
+            lists = [n for n, t in scope.all().items() if t[0] in ("LT", "LF", "LI", "DT", "DF")]
             if lists:
                 return "len(%s)" % self.rng.choice(lists)
             c = "lit"
@@ -204,8 +224,10 @@ class Generator:
         return self.float_lit()
 
     def bool_expr(self, scope, fn, depth=0):
-        c = self.rng.choice(["fcmp", "fcmp", "icmp", "tcmp", "not", "andor"] if depth < 2 else
-                            ["fcmp", "icmp"])
+        kinds = ["fcmp", "fcmp", "icmp", "tcmp", "not", "andor"] if depth < 2 else ["fcmp", "icmp"]
+        if "dict" in self.features and depth < 2:
+            kinds.append("in")
+        c = self.rng.choice(kinds)
         if c == "fcmp":
             op = self.rng.choice(["<", ">", "<=", ">="])
             return "%s %s %s" % (self.float_expr(scope, fn, depth + 1), op,
@@ -221,6 +243,13 @@ class Generator:
             return "bool((%s).sum() > %s)" % (t, self.float_lit())
         if c == "not":
             return "not (%s)" % self.bool_expr(scope, fn, depth + 1)
+        if c == "in":
+            dicts = [(n, t) for n, t in scope.all().items() if t[0] == "DT"]
+            if dicts:
+                n, t = self.rng.choice(dicts)
+                key = self.rng.choice([k for k, _ in t[1]] + ["zz"])
+                return "%r %s %s" % (key, self.rng.choice(["in", "not in"]), n)
+            return self.bool_expr(scope, fn, depth + 1)
         return "(%s) %s (%s)" % (self.bool_expr(scope, fn, depth + 1),
                                  self.rng.choice(["and", "or"]), self.bool_expr(scope, fn, depth + 1))
 
@@ -237,6 +266,9 @@ class Generator:
 
     def tensor_leaf(self, scope, shape):
         vs = self.vars_of(scope, T(shape))
+        reads = self.dict_reads(scope, shape)
+        if reads and self.chance(0.3):
+            return self.rng.choice(reads)
         if vs and self.chance(0.85):
             return self.rng.choice(vs)
         c = self.rng.choice(["lit", "ones", "full"])
@@ -245,6 +277,21 @@ class Generator:
         if c == "full":
             return "torch.full(%s, %s, dtype=%s)" % (shape_src(shape), self.float_lit(), FLOAT64)
         return self.tensor_lit(shape)
+
+    def dict_reads(self, scope, shape):
+        """Reads of Dict[str, Tensor] entries of `shape` in scope: d["k"], d.get(...)."""
+        out = []
+        for n, t in scope.all().items():
+            if t[0] != "DT":
+                continue
+            for k, s in t[1]:
+                if s != tuple(shape):
+                    continue
+                out.append("%s[%r]" % (n, k))
+                if self.chance(0.3):
+                    missing = self.rng.choice([k, "zz"])
+                    out.append("%s.get(%r, %s)" % (n, missing, self.tensor_lit(shape)))
+        return out
 
     def tensor_expr(self, scope, shape, fn, depth=0):
         """A Tensor expression of exactly `shape` (float64)."""
@@ -261,6 +308,8 @@ class Generator:
         k = self.rng.choice(kinds)
         sub = lambda s: self.tensor_expr(scope, s, fn, depth + 1)  # noqa: E731
         if k == "softmax":
+            if fn is not None:
+                fn.no_hessian = True
             d = self.rng.randrange(-len(shape), len(shape))
             f = self.rng.choice(["torch.softmax(%s, %d)", "F.log_softmax(%s, dim=%d)",
                                  "(%s).softmax(%d)"])
@@ -418,9 +467,20 @@ class Generator:
                 args.append(self.float_expr(scope, fn, 3))
             else:
                 args.append(self.tensor_expr(scope, ptype[1], fn, depth + 1))
-        if fn is not None and f.uses_data:
-            fn.uses_data = True
-        return "%s(%s)" % (f.name, ", ".join(args))
+        if fn is not None:
+            fn.uses_data |= f.uses_data
+            fn.no_hessian |= f.no_hessian
+            fn.sums_0dim |= f.sums_0dim
+        return "%s(%s)" % (f.name, ", ".join(self.packed_args(f, args)))
+
+    @staticmethod
+    def packed_args(f, args):
+        """The arguments of a call of f: its tensors in one dict when f takes them so."""
+        if not f.packed:
+            return args
+        tensors = ["%r: %s" % (p, a) for (p, t), a in zip(f.params, args) if t[0] == "T"]
+        rest = [a for (p, t), a in zip(f.params, args) if t[0] != "T"]
+        return ["{%s}" % ", ".join(tensors)] + rest
 
     # ---- statements ----------------------------------------------------------------------
     def emit(self, indent, text):
@@ -444,6 +504,8 @@ class Generator:
             kinds += ["breakcont"]
         if "setitem" in self.features:
             kinds += ["setitem"]
+        if "dict" in self.features:
+            kinds += ["dict", "dict"]
         if self.depth >= 1:
             kinds += ["return"]
         k = self.rng.choice(kinds)
@@ -513,6 +575,8 @@ class Generator:
             self.list_stmt(scope, fn, indent)
         elif k == "optional":
             self.optional_stmt(scope, fn, indent, in_loop, loop_depth)
+        elif k == "dict":
+            self.dict_stmt(scope, fn, indent, in_loop)
         elif k == "return":
             self.emit(indent, "return %s" % self.expr_of(fn.ret, scope, fn))
             return True
@@ -622,6 +686,122 @@ class Generator:
             self.emit(indent, "%s = %s" % (v, self.rng.choice(["sum(%s)" % l, "%s[-1]" % l, "len(%s)" % l])))
             scope.vars[v] = INT
 
+    # ---- dicts (feature "dict") -------------------------------------------------------
+    def dict_stmt(self, scope, fn, indent, in_loop):
+        """A dict made, written (new keys only in the block that made it, so its keys
+        are known on every path; existing keys also in nested branches outside loops),
+        iterated (only when never written) or read."""
+        own = [(n, t) for n, t in scope.vars.items()
+               if t[0] in ("DT", "DF") and n not in self.dict_readonly]
+        visible = [(n, t) for n, t in scope.all().items() if t[0] in ("DT", "DF")]
+        nested = [] if in_loop else [
+            (n, t) for n, t in visible
+            if t[0] == "DT" and t[1] and n not in scope.vars and n not in self.dict_readonly]
+        kinds = ["new", "new"]
+        if own:
+            kinds += ["write", "write", "pop", "update"]
+        if nested:
+            kinds += ["rewrite"]
+        if any(n not in self.dict_written and t[1] for n, t in visible):
+            kinds += ["iter", "iter"]
+        k = self.rng.choice(kinds)
+        if k == "new":
+            return self.dict_new(scope, fn, indent)
+        if k == "rewrite":
+            n, t = self.rng.choice(nested)
+            key, shape = self.rng.choice(list(t[1]))
+            self.emit(indent, "%s[%r] = %s" % (n, key, self.tensor_expr(scope, shape, fn, 2)))
+            self.dict_written.add(n)
+            return
+        if k == "iter":
+            n, t = self.rng.choice([(n, t) for n, t in visible
+                                    if n not in self.dict_written and t[1]])
+            return self.dict_iter(scope, fn, indent, n, t)
+        n, t = self.rng.choice(own)
+        if t[0] == "DF":
+            key = self.rng.choice(list(t[1]) + [7])
+            self.emit(indent, "%s[%d] = %s" % (n, key, self.float_expr(scope, fn, 1)))
+            scope.vars[n] = ("DF", tuple(sorted(set(t[1]) | {key})))
+            self.dict_written.add(n)
+            return
+        entries = list(t[1])
+        if k == "pop" and len(entries) >= 2:
+            i = self.rng.randrange(len(entries))
+            key, shape = entries.pop(i)
+            v = self.name("v")
+            self.emit(indent, "%s = %s.pop(%r)" % (v, n, key))
+            scope.vars[v] = T(shape)
+        elif k == "update":
+            key = self.fresh_key(entries)
+            shape = self.some_shape(scope, 2)
+            self.emit(indent, "%s.update({%r: %s})" % (n, key, self.tensor_expr(scope, shape, fn, 2)))
+            entries.append((key, shape))
+        else:
+            if entries and self.chance(0.6):
+                key, shape = self.rng.choice(entries)
+            else:
+                key, shape = self.fresh_key(entries), self.some_shape(scope, 2)
+                entries.append((key, shape))
+            self.emit(indent, "%s[%r] = %s" % (n, key, self.tensor_expr(scope, shape, fn, 2)))
+        scope.vars[n] = ("DT", tuple(entries))
+        self.dict_written.add(n)
+
+    def fresh_key(self, entries):
+        used = {k for k, _ in entries}
+        return self.rng.choice([k for k in ["a", "b", "h", "w", "out", "it's"] if k not in used]
+                               or ["k%d" % len(used)])
+
+    def dict_new(self, scope, fn, indent):
+        d = self.name("d")
+        if self.chance(0.2):
+            keys = tuple(sorted(self.rng.sample(range(4), self.rng.randint(1, 3))))
+            body = ", ".join("%d: %s" % (k, self.float_expr(scope, fn, 1)) for k in keys)
+            self.emit(indent, "%s: Dict[int, float] = {%s}" % (d, body))
+            scope.vars[d] = ("DF", keys)
+            return
+        entries = []
+        for _ in range(self.rng.randint(1, 3)):
+            entries.append((self.fresh_key(entries), self.some_shape(scope, 2)))
+        values = ["%r: %s" % (k, self.tensor_expr(scope, s, fn, 2)) for k, s in entries]
+        if self.chance(0.2):
+            self.emit(indent, "%s: Dict[str, torch.Tensor] = {}" % d)
+            for v in values:
+                key, expr = v.split(": ", 1)
+                self.emit(indent, "%s[%s] = %s" % (d, key, expr))
+            self.dict_written.add(d)
+        else:
+            self.emit(indent, "%s = {%s}" % (d, ", ".join(values)))
+        scope.vars[d] = ("DT", tuple(entries))
+
+    def dict_iter(self, scope, fn, indent, n, t):
+        acc = self.name("acc")
+        if t[0] == "DF":
+            self.emit(indent, "%s = 0.0" % acc)
+            kv = self.name("k")
+            self.emit(indent, "for %s, %s in %s.items():" % (kv + "k", kv + "v", n))
+            self.emit(indent + 1, "%s = %s + %sv * float(%sk)" % (acc, acc, kv, kv))
+            scope.vars[acc] = FLOAT
+            return
+        form = self.rng.choice(["items", "keys", "values", "comp"])
+        if any(shape == () for _, shape in t[1]):
+            fn.sums_0dim = True
+        c = self.float_lit()
+        kn, vn = self.name("q"), self.name("u")
+        if form == "comp":
+            self.emit(indent, "%s = sum([%s.sum() * %s for %s in %s.values()])" % (acc, vn, c, vn, n))
+        else:
+            self.emit(indent, "%s = torch.zeros([], dtype=%s)" % (acc, FLOAT64))
+            if form == "items":
+                self.emit(indent, "for %s, %s in %s.items():" % (kn, vn, n))
+                self.emit(indent + 1, "%s = %s + %s.sum() * %s" % (acc, acc, vn, c))
+            elif form == "keys":
+                self.emit(indent, "for %s in %s:" % (kn, n))
+                self.emit(indent + 1, "%s = %s + %s[%s].mean() * %s" % (acc, acc, n, kn, c))
+            else:
+                self.emit(indent, "for %s in %s.values():" % (vn, n))
+                self.emit(indent + 1, "%s = %s + torch.tanh(%s).sum()" % (acc, acc, vn))
+        scope.vars[acc] = T(())
+
     def optional_stmt(self, scope, fn, indent, in_loop, loop_depth):
         shape = fn.ret_shape
         o = self.name("o")
@@ -662,21 +842,31 @@ class Generator:
         f = Function(name, params, ret, differentiable)
         f.ret_shape = ret_shape
         f.param_names = {p for p, _ in params}
+        f.packed = "dict" in self.features and self.chance(0.3)
         start = len(self.lines)
-        anns = []
+        anns = ["p: Dict[str, torch.Tensor]"] if f.packed else []
         for p, t in params:
-            anns.append(p if t[0] == "T" else "%s: %s" % (p, t[0]))
+            if t[0] != "T" or not f.packed:
+                anns.append(p if t[0] == "T" else "%s: %s" % (p, t[0]))
         rann = " -> torch.Tensor" if self.chance(0.5) else ""
         self.emit(0, "def %s(%s)%s:" % (name, ", ".join(anns), rann))
         scope = Scope()
         for p, t in params:
             scope.vars[p] = t
+        if f.packed:
+            # The parameter is read, never written (and its entries read by key).
+            for p, t in params:
+                if t[0] == "T":
+                    self.emit(1, "%s = p[%r]" % (p, p))
+            scope.vars["p"] = ("DT", tuple((p, t[1]) for p, t in params if t[0] == "T"))
+            self.dict_readonly.add("p")
         self.depth = 0
         returned = self.block(scope, f, 1, self.rng.randint(2, 6), False, 0)
         if not returned:
             self.emit(1, "return %s" % self.expr_of(ret, scope, f))
         self.emit(0, "")
         self.emit(0, "")
+        self.dict_readonly.discard("p")
         f.src = "\n".join(self.lines[start:])
         self.functions.append(f)
         return f
@@ -702,15 +892,20 @@ class Generator:
                 self.emit(0, "%s = %s" % (g, self.tensor_lit(t[1])))
                 tensors[p] = g
         args = self.call_args(f, tensors)
-        call = "%s(%s)" % (f.name, ", ".join(args))
+        call = "%s(%s)" % (f.name, ", ".join(self.packed_args(f, args)))
         self.emit(0, "print(%s.tolist())" % call)
         if self.chance(0.3):
             self.emit(0, "print(%s)" % call)
+        if "dict" in self.features and self.chance(0.3):
+            r = self.name("R")
+            self.emit(0, "%s = {'out': %s, 'twice': %s * 2.0}" % (r, call, call))
+            self.emit(0, "print(%s, len(%s), list(%s), 'out' in %s)" % (r, r, r, r))
         tparams = [p for p, t in f.params if t[0] == "T"]
         # A wrapper of the tensor parameters only, with the scalars fixed.
         w = self.name("W")
         wparams = ", ".join(tparams)
-        wargs = ", ".join(p if t[0] == "T" else a for (p, t), a in zip(f.params, args))
+        wargs = ", ".join(self.packed_args(
+            f, [p if t[0] == "T" else a for (p, t), a in zip(f.params, args)]))
         self.emit(0, "def %s(%s):" % (w, wparams))
         self.emit(1, "return %s(%s)" % (f.name, wargs))
         self.emit(0, "")
@@ -755,9 +950,11 @@ class Generator:
             self.emit(0, "out, tout = jvp(%s, (%s%s), (%s%s))" % (w, xs, comma, ", ".join(tans), comma))
             self.emit(0, "print(out.tolist(), tout.tolist())")
         # hessian of the first input, the others hidden (top-level) inputs.
-        if not f.uses_data and self.chance(0.4):
+        first = tparams[0]
+        one_element = math.prod(dict(f.params)[first][1]) == 1
+        if (not f.uses_data and not f.no_hessian and not ((f.sums_0dim or f.ret_shape == ()) and one_element) and
+                self.chance(0.4)):
             h = self.name("H")
-            first = tparams[0]
             self.emit(0, "def %s(%s):" % (h, first))
             rest = [p if p == first else tensors[p] for p in tparams]
             self.emit(1, "return %s(%s)" % (l, ", ".join(rest)))
@@ -854,7 +1051,8 @@ class Generator:
                       else "%s = torch.tensor(%s.tolist(), dtype=%s, requires_grad=True)" %
                       (a, tensors[p], FLOAT64))
             leaves[p] = a
-        eargs = [leaves[p] if t[0] == "T" else a for (p, t), a in zip(f.params, args)]
+        eargs = self.packed_args(
+            f, [leaves[p] if t[0] == "T" else a for (p, t), a in zip(f.params, args)])
         y = self.name("y")
         self.emit(0, "%s = %s(%s)" % (y, f.name, ", ".join(eargs)))
         # Some eager ops of their own on the leaves and the result.
@@ -912,7 +1110,7 @@ class Generator:
         self.emit(0, "import torch")
         self.emit(0, "import math")
         self.emit(0, "import torch.nn.functional as F")
-        self.emit(0, "from typing import List, Tuple, Optional")
+        self.emit(0, "from typing import Dict, List, Tuple, Optional")
         if "vmap" in self.features:
             self.emit(0, "from functorch import grad, vjp, jvp, hessian, vmap, jacrev, jacfwd")
         else:

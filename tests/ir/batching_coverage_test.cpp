@@ -26,7 +26,27 @@ const std::map<std::string, std::string>& without_rule() {
       {"eq.seq", "== of lists and tuples compares Python values, not batched tensors"},
       {"ne.seq", "!= of lists and tuples compares Python values, not batched tensors"},
       {"contains.seq", "`in` on lists and tuples compares Python values, not batched tensors"},
-      {"list.t", "list(xs) of a list holding batched tensors is not batched yet (compile error)"},
+      {"DictConstruct",
+       "a dict holding batched tensors is not batched: vmap forwards the reads of a dict literal "
+       "and refuses the rest (compile error)"},
+      {"setitem.Dict_str",
+       "a dict holding batched tensors is not batched: vmap forwards the reads of a dict literal "
+       "and refuses the rest (compile error)"},
+      {"setitem.Dict_int",
+       "a dict holding batched tensors is not batched: vmap forwards the reads of a dict literal "
+       "and refuses the rest (compile error)"},
+      {"get.Dict_str_default",
+       "a dict holding batched tensors is not batched: vmap forwards the reads of a dict literal "
+       "and refuses the rest (compile error)"},
+      {"get.Dict_int_default",
+       "a dict holding batched tensors is not batched: vmap forwards the reads of a dict literal "
+       "and refuses the rest (compile error)"},
+      {"pop.Dict_str_default",
+       "a dict holding batched tensors is not batched: vmap forwards the reads of a dict literal "
+       "and refuses the rest (compile error)"},
+      {"pop.Dict_int_default",
+       "a dict holding batched tensors is not batched: vmap forwards the reads of a dict literal "
+       "and refuses the rest (compile error)"},
       {"normal.Tensor", "random: functorch refuses random ops under vmap by default"},
   };
   return ops;

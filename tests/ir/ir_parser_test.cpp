@@ -137,6 +137,59 @@ TEST(IRParser, RoundTripsMultiOutputNodesTuplesAndLists) {
   expect_round_trip(*g);
 }
 
+// Dict types print as Python writes them and read back; the ops of each key type
+// check their keys and values against `Dict(str, t)` / `Dict(int, t)`.
+TEST(IRParser, RoundTripsDicts) {
+  auto g = std::make_unique<Graph>();
+  g->set_name("dicts");
+  Value* x = g->add_input(Type::tensor(), "x");
+  g->add_input(Type::optional(Type::dict(Type::int_(), Type::list(Type::float_()))), "opt");
+  TypePtr dt = Type::dict(Type::str_(), Type::tensor());
+  Value* key = g->insert_constant(IValue("w"), Type::str_());
+  Node* lit = g->insert(g->create(OpId::DictConstruct, {key, x}, 1));
+  Value* d = lit->output()->set_type(dt)->set_debug_name("d");
+  Value* y = g->insert_op(OpId::relu, {x}, Type::tensor());
+  Value* b = g->insert_constant(IValue("b"), Type::str_());
+  g->insert(g->create(OpId::setitem_dict_str, {d, b, y}, 0));
+  Value* read = g->insert_op(OpId::getitem_dict_str, {d, b}, Type::tensor());
+  g->insert_op(OpId::get_dict_str, {d, key}, Type::optional(Type::tensor()));
+  g->insert_op(OpId::items_dict_str, {d}, Type::list(Type::tuple({Type::str_(), Type::tensor()})));
+  g->insert_op(OpId::contains_dict_str, {d, key}, Type::bool_());
+  g->insert_op(OpId::keys_dict_str, {d}, Type::list(Type::str_()));
+  g->add_output(read);
+  g->add_output(d);
+  expect_round_trip(*g);
+  // Text written by hand reads back with the same types.
+  std::unique_ptr<Graph> h = parse_graph(
+      "graph h(%d : Dict[int, Tensor], %k : int):\n"
+      "  %v : Tensor = getitem.Dict_int(%d, %k)\n"
+      "  %n : int = len.Dict_int(%d)\n"
+      "  return (%v, %n)\n");
+  EXPECT_EQ(h->inputs()[0]->type()->str(), "Dict[int, Tensor]");
+}
+
+TEST(IRParser, ReportsDictKeysOfTheWrongType) {
+  std::string e = parse_error(
+      "graph f(%d : Dict[str, Tensor], %k : int):\n"
+      "  %v : Tensor = getitem.Dict_str(%d, %k)\n  return (%v)\n");
+  EXPECT_NE(e.find("input 1 of getitem.Dict_str ('key') must be str, not int"), std::string::npos)
+      << e;
+  e = parse_error("graph f(%d : Dict[float, int]):\n  return (%d)\n");
+  EXPECT_NE(e.find("t.ir:1:19: error: Dict keys must be str or int, not float"), std::string::npos)
+      << e;
+  e = parse_error(
+      "graph f(%d : Dict[str, int]):\n"
+      "  %v : float = getitem.Dict_str(%d, %d)\n  return (%v)\n");
+  EXPECT_NE(e.find("must be str, not Dict[str, int]"), std::string::npos) << e;
+  e = parse_error(
+      "graph f(%x : Tensor):\n"
+      "  %k : int = Constant[value=1]()\n"
+      "  %d : Dict[str, Tensor] = DictConstruct(%k, %x)\n  return (%d)\n");
+  EXPECT_NE(e.find("t.ir:3:42: error: input 0 of DictConstruct must be str, not int"),
+            std::string::npos)
+      << e;
+}
+
 TEST(IRParser, RoundTripsConstantsOfEveryKind) {
   auto g = std::make_unique<Graph>();
   g->set_name("constants");
