@@ -13,6 +13,7 @@
 #include "runtime/kernels/cpu/products.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/grad_mode.h"
+#include "runtime/tensor/memory_overlap.h"
 
 namespace tsl {
 namespace {
@@ -387,8 +388,11 @@ template <typename Impl>
 Tensor inplace(const Tensor& self, const Tensor& other, DType result, const char* name, Impl impl) {
   TSL_CHECK(self.device().is_cpu(), name, ": expected a CPU tensor, got ", self.device().str());
   check_inplace(self, other, result, name);
+  assert_no_internal_overlap(self);
+  assert_no_partial_overlap(self, other);
   // Writing straight into self is safe when other is not another view of self's
-  // memory (x.add_(x) is fine; x.add_(x.t()) would read elements already written).
+  // memory (x.add_(x) is fine; a layout with gaps that meets self's, such as
+  // x[0].add_(x[:, 0]), is computed through a temporary).
   bool other_aliases = other.storage().get() == self.storage().get() &&
                        !(other.storage_offset() == self.storage_offset() &&
                          other.sizes() == self.sizes() && other.strides() == self.strides());

@@ -3,6 +3,7 @@
 #include "runtime/kernels/cpu/loops.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/grad_mode.h"
+#include "runtime/tensor/memory_overlap.h"
 
 namespace tsl {
 namespace {
@@ -38,7 +39,18 @@ Tensor copy_kernel(const Tensor& self, const Tensor& src) {
   check_inplace_allowed(self, "copy_");
   TSL_CHECK(src.device().is_cpu(), "copy_: cannot copy from ", src.device().str(),
             " to cpu: CUDA is not available in this build");
-  copy_into(self, src);
+  if (self.impl() == src.impl()) return self;  // x.copy_(x)
+  assert_no_internal_overlap(self);
+  assert_no_partial_overlap(self, src);
+  // A layout with gaps that meets self's (x[0] = x[:, 0]): PyTorch copies element by
+  // element there; TSL copies through a temporary, so no element is read after it
+  // was written.
+  if (src.storage().get() == self.storage().get() &&
+      overlap_status(self, src) == MemOverlapStatus::TooHard) {
+    copy_into(self, src.contiguous());
+  } else {
+    copy_into(self, src);
+  }
   self.storage()->bump_version();
   return self;
 }

@@ -8,6 +8,7 @@
 #include "runtime/kernels/cpu/strided.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/grad_mode.h"
+#include "runtime/tensor/memory_overlap.h"
 
 namespace tsl::cpu {
 namespace {
@@ -317,6 +318,20 @@ Tensor index_put_inplace(const Tensor& self, std::vector<std::optional<Tensor>> 
             "Index put requires the source and destination dtypes match, got ",
             scalar_type_name(self.dtype()), " for the destination and ",
             scalar_type_name(values.dtype()), " for the source.");
+  // PyTorch fills through masked_fill_ (no overlap check) for one bool mask and a
+  // one-element value; otherwise values and indices must not share self's memory.
+  size_t given = 0, masks = 0;
+  for (const std::optional<Tensor>& i : index_list) {
+    if (!i) continue;
+    ++given;
+    if (i->dtype() == DType::Bool) ++masks;
+  }
+  if (accumulate || values.numel() != 1 || given != 1 || masks != 1) {
+    assert_no_overlap(self, values);
+    for (const std::optional<Tensor>& i : index_list) {
+      if (i) assert_no_overlap(self, *i);
+    }
+  }
   Tensor src = values.storage().get() == self.storage().get() ? clone(values) : values;
   std::vector<Tensor> indices = expand_index_list(self, index_list);
   IndexPlan plan = plan_index(self, indices);
