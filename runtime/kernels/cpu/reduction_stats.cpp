@@ -1,5 +1,5 @@
 // CPU kernels: reductions that need more than one pass or a transform of each element:
-// var, std (two passes: mean, then squared deviations, in double), norm and logsumexp
+// var and std (as PyTorch's CPU kernels compute them, see var_impl), norm and logsumexp
 // (max first, so exp never overflows).
 #include "runtime/kernels/cpu/reduction_common.h"
 
@@ -71,22 +71,83 @@ struct SquaredDeviationOp {
   Acc combine(Acc a, Acc b) const { return a + b; }
 };
 
+// Welford's running mean and sum of squared deviations, in double, one element at a
+// time (PyTorch's WelfordOps::reduce).
+struct Welford {
+  double mean = 0;
+  double m2 = 0;
+  double n = 0;
+  void add(double x) {
+    n += 1;
+    double delta = x - mean;
+    mean += delta / n;
+    m2 += delta * (x - mean);
+  }
+};
+
+// Welford over the reduced dim of each output, the elements in index order: inner == 1
+// reads rows, otherwise tiles of columns side by side.
+template <typename T, typename Finish>
+void welford_reduce(const ReducePlan& p, T* out, const Finish& finish) {
+  const T* x = p.input.data_ptr<T>();
+  if (p.inner == 1) {
+    parallel_units(p.outer, 4 * p.reduce, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        Welford w;
+        const T* row = x + o * p.reduce;
+        for (int64_t r = 0; r < p.reduce; ++r) w.add(static_cast<double>(row[r]));
+        out[o] = finish(w.m2);
+      }
+    });
+    return;
+  }
+  int64_t tiles = (p.inner + kColumnTile - 1) / kColumnTile;
+  parallel_units(p.outer * tiles, 4 * p.reduce * kColumnTile, [&](int64_t b, int64_t e) {
+    Welford acc[kColumnTile];
+    for (int64_t u = b; u < e; ++u) {
+      int64_t o = u / tiles;
+      int64_t t0 = (u % tiles) * kColumnTile;
+      int64_t w = std::min(kColumnTile, p.inner - t0);
+      const T* base = x + o * p.reduce * p.inner + t0;
+      for (int64_t j = 0; j < w; ++j) acc[j] = Welford{};
+      for (int64_t r = 0; r < p.reduce; ++r) {
+        const T* row = base + r * p.inner;
+        for (int64_t j = 0; j < w; ++j) acc[j].add(static_cast<double>(row[j]));
+      }
+      T* dst = out + o * p.inner + t0;
+      for (int64_t j = 0; j < w; ++j) dst[j] = finish(acc[j].m2);
+    }
+  });
+}
+
+// PyTorch's CPU algorithms, whose roundings differ: a reduction over every dim (of size
+// > 1) takes two passes, the mean and then the squared deviations from it, in double
+// (std_var_all_cpu); a reduction that leaves more than one output runs Welford's update
+// per output (std_var_kernel). Welford gives exactly 0 for equal elements, where the
+// two-pass mean may be off by an ulp, and std's gradient at 0 is 0 (masked), not the
+// large value 1 / (2 * tiny std) would give.
 Tensor var_impl(const Tensor& self, DimMask mask, bool unbiased, bool keepdim, bool take_sqrt) {
   TSL_CHECK(is_floating(self.dtype()),
             "std and var only support floating point and complex dtypes");
   ReducePlan p = plan_reduction(self, mask, keepdim);
   Tensor out = Tensor::empty(p.out_sizes, self.dtype());
+  if (p.outer * p.inner == 0) return out;
   double n = static_cast<double>(p.reduce);
   double divisor = std::max(0.0, n - (unbiased ? 1.0 : 0.0));
   TSL_DISPATCH_FLOATING(self.dtype(), "var", [&] {
     using T = scalar_t;
-    two_pass<T>(
-        p, out.data_ptr<T>(), SumOp<T>{},
-        [n](double sum) { return SquaredDeviationOp<T>{sum / n}; },
-        [divisor, take_sqrt](double, double m2) {
-          double v = m2 / divisor;
-          return static_cast<T>(take_sqrt ? std::sqrt(v) : v);
-        });
+    auto finish = [divisor, take_sqrt](double m2) {
+      double v = m2 / divisor;
+      return static_cast<T>(take_sqrt ? std::sqrt(v) : v);
+    };
+    if (p.outer == 1 && p.inner == 1) {
+      two_pass<T>(
+          p, out.data_ptr<T>(), SumOp<T>{},
+          [n](double sum) { return SquaredDeviationOp<T>{sum / n}; },
+          [&finish](double, double m2) { return finish(m2); });
+    } else {
+      welford_reduce<T>(p, out.data_ptr<T>(), finish);
+    }
   });
   return out;
 }
