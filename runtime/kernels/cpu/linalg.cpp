@@ -166,8 +166,9 @@ T dot_typed(const Tensor& a, const Tensor& b) {
   } else {
     using Vec = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>, Eigen::Unaligned,
                            Eigen::InnerStride<>>;
-    return Vec(x, n, Eigen::InnerStride<>(a.strides()[0]))
-        .dot(Vec(y, n, Eigen::InnerStride<>(b.strides()[0])));
+    // From a zero accumulator, as BLAS's dot: products that are all -0 sum to +0.
+    return T(0) + Vec(x, n, Eigen::InnerStride<>(a.strides()[0]))
+                      .dot(Vec(y, n, Eigen::InnerStride<>(b.strides()[0])));
   }
 }
 

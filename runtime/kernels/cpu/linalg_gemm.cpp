@@ -52,10 +52,10 @@ template <typename MA, typename MB, typename T>
 void product_rows(const MA& a, const MB& b, T* c, int64_t ldc, int64_t r0, int64_t r1,
                   bool accumulate) {
   OutMap<T> out(c + r0 * ldc, r1 - r0, b.cols(), Eigen::OuterStride<>(ldc));
-  if (accumulate)
-    out.noalias() += a.middleRows(r0, r1 - r0) * b;
-  else
-    out.noalias() = a.middleRows(r0, r1 - r0) * b;
+  // BLAS computes beta * C + A * B from a zero C: a sum of products that are all -0
+  // (0 * -1) is +0 there, and -0 in Eigen's plain assignment. PyTorch prints `0.`.
+  if (!accumulate) out.setZero();
+  out.noalias() += a.middleRows(r0, r1 - r0) * b;
 }
 
 template <typename MA, typename MB, typename T>
