@@ -1215,6 +1215,14 @@ Value* Emitter::emit_builtin_call(const Sugared& callee, std::vector<CallArg> ar
       compile_error(range, name + "() can only be used as the iterable of a for loop");
     }
     if (name == "list") return emit_list_call(args, range);
+    if (name == "sorted" && !args.empty() && args[0].name.empty() &&
+        args[0].value->type()->kind() == TypeKind::Dict) {
+      // sorted(d) sorts d's keys, as Python iterates a dict.
+      Value* d = args[0].value;
+      args[0].value = graph_.insert_op(
+          dict_op_id(DictOp::Keys, d->type()->key()->kind() == TypeKind::Int), {d},
+          Type::list(d->type()->key()), range);
+    }
     if (name == "dict") return emit_dict_call(c, nullptr);
     if (name == "isinstance" || name == "tuple") {
       compile_error(range, name + "() is not supported");
@@ -1305,6 +1313,10 @@ Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vect
   }
   if (t->kind() == TypeKind::List) {
     if (name == "append") return emit_ops({OpId::append_list}, full, range, "list.append");
+    if (name == "sort") {
+      return emit_ops({OpId::sort_int_list, OpId::sort_float_list, OpId::sort_str_list}, full,
+                      range, "list.sort");
+    }
     compile_error(c.func->range, "list has no method '" + name + "' in TSL");
   }
   if (t->kind() == TypeKind::Dict) return emit_dict_method(self, name, args, c);

@@ -3,11 +3,14 @@
 // rounding, math-module domain errors), list indexing and slicing, and strings.
 // Integer arithmetic is checked: TSL ints are 64-bit, so where Python would grow a
 // bigint TSL raises "integer overflow" instead of wrapping silently.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "runtime/kernels/kernel.h"
 
@@ -486,6 +489,36 @@ void sum_float_list(KernelArgs& a) {
   a.out(0) = IValue(s);
 }
 
+// Python's sorted() and list.sort(): a stable sort by `<`, which with reverse=True
+// keeps equal elements in their order too (Python sorts as if each comparison were
+// reversed). Strings compare by code point, which is their UTF-8 byte order.
+template <typename T>
+std::vector<IValue> sorted_elements(std::vector<IValue> v, bool reverse) {
+  auto key = [](const IValue& x) -> decltype(auto) {
+    if constexpr (std::is_same_v<T, std::string>)
+      return x.to_str();
+    else if constexpr (std::is_same_v<T, double>)
+      return x.to_double();
+    else
+      return x.to_int();
+  };
+  std::stable_sort(v.begin(), v.end(), [&](const IValue& a, const IValue& b) {
+    return reverse ? key(b) < key(a) : key(a) < key(b);
+  });
+  return v;
+}
+
+template <typename T>
+void sorted_list(KernelArgs& a) {
+  a.out(0) = IValue::list(sorted_elements<T>(elements_of(a.in(0)), a.in(1).to_bool()));
+}
+
+template <typename T>
+void sort_list(KernelArgs& a) {
+  ListImpl& l = a.in(0).to_list();
+  l.elements = sorted_elements<T>(std::move(l.elements), a.in(1).to_bool());
+}
+
 // Python's sum(tensors) is 0 + t0 + t1 + ...: the result is a new tensor even for one
 // element, and the int 0 never widens the tensors' dtype.
 void sum_tensor_list(KernelArgs& a) {
@@ -616,6 +649,12 @@ void register_scalar_kernels() {
   TSL_REGISTER_GENERIC_RAW(min_float_list, min_float_list);
   TSL_REGISTER_GENERIC_RAW(max_float_list, max_float_list);
   TSL_REGISTER_GENERIC_RAW(sum_int_list, sum_int_list);
+  TSL_REGISTER_GENERIC_RAW(sorted_int, sorted_list<int64_t>);
+  TSL_REGISTER_GENERIC_RAW(sorted_float, sorted_list<double>);
+  TSL_REGISTER_GENERIC_RAW(sorted_str, sorted_list<std::string>);
+  TSL_REGISTER_GENERIC_RAW(sort_int_list, sort_list<int64_t>);
+  TSL_REGISTER_GENERIC_RAW(sort_float_list, sort_list<double>);
+  TSL_REGISTER_GENERIC_RAW(sort_str_list, sort_list<std::string>);
   TSL_REGISTER_GENERIC_RAW(sum_float_list, sum_float_list);
   TSL_REGISTER_GENERIC_RAW(sum_tensor_list, sum_tensor_list);
 
