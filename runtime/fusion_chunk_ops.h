@@ -16,6 +16,7 @@
 #include <Eigen/Core>
 
 #include "runtime/fusion_forms.h"
+#include "runtime/kernels/cpu/simd_map.h"
 #include "runtime/tensor/dim_vector.h"
 
 namespace tsl::fusion {
@@ -26,11 +27,6 @@ struct Src {
   const T* p;
   T s;
 };
-
-template <typename T>
-using ArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <typename T>
-using MutArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 // Whether some element is NaN or has |x| >= bound (a positive float): !(|x| < bound)
 // compared on the bits, which order like the values for positive floats (NaNs above
@@ -50,7 +46,7 @@ bool any_outside(const T* src, int64_t m, T bound) {
 // fusion_forms.h).
 template <typename T, typename Op, typename ArrayOp>
 void simd_unary(T* dst, const T* src, int64_t m, T bound, Op op, ArrayOp aop) {
-  MutArrayMap<T>(dst, m) = aop(ArrayMap<T>(src, m));
+  cpu::simd_map(dst, src, m, aop);
   if (!any_outside(src, m, bound)) return;
   for (int64_t i = 0; i < m; ++i) {
     if (!(std::abs(src[i]) < bound)) dst[i] = op(src[i]);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
@@ -619,6 +620,41 @@ TEST(Conversion, ToDtypeAndDevice) {
   EXPECT_TRUE(call(OpId::to_device, {IValue(x), IValue(kCPU)}).is_same(x));
   EXPECT_ERROR(call(OpId::to_device, {IValue(x), IValue(Device(DeviceType::CUDA))}),
                "CUDA is not available");
+}
+
+}  // namespace
+}  // namespace tsl
+
+namespace tsl {
+namespace {
+
+// An element's result depends on its value alone, not on where the array it sits in
+// begins: Eigen's loop over a dynamic-size map computed an unaligned head and the tail
+// with scalar functions whose last bit can differ from the SIMD form's, so a fused
+// group (which splits arrays into chunks) and the unfused kernel disagreed by an ulp
+// on AVX2 machines (see runtime/kernels/cpu/simd_map.h).
+TEST(Unary, SimdFormsDoNotDependOnTheElementsPosition) {
+  const int64_t n = 3 * 4096 + 5;
+  std::vector<float> v(static_cast<size_t>(n));
+  uint32_t state = 12345;
+  for (float& x : v) {
+    state = state * 1664525u + 1013904223u;
+    x = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 40.0f - 20.0f;
+  }
+  Tensor x = Tensor::from_vector(v, std::vector<int64_t>{n});
+  for (OpId op : {OpId::sigmoid, OpId::exp, OpId::tanh, OpId::log1p, OpId::sin, OpId::silu}) {
+    Tensor whole = call_op(op, {x})[0].to_tensor();
+    const float* w = whole.data_ptr<float>();
+    for (int64_t offset : {1, 3, 7, 13}) {
+      Tensor part_in =
+          x.as_strided(std::vector<int64_t>{n - offset}, std::vector<int64_t>{1}, offset);
+      Tensor part = call_op(op, {part_in})[0].to_tensor();
+      const float* p = part.data_ptr<float>();
+      int64_t differ = 0;
+      for (int64_t i = 0; i + offset < n; ++i) differ += std::memcmp(&p[i], &w[i + offset], 4) != 0;
+      EXPECT_EQ(differ, 0) << op_info(op).name << " at offset " << offset;
+    }
+  }
 }
 
 }  // namespace

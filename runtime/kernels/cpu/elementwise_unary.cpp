@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 
 #include "runtime/kernels/cpu/loops.h"
+#include "runtime/kernels/cpu/simd_map.h"
 #include "runtime/kernels/kernel.h"
 
 namespace tsl {
@@ -50,8 +51,7 @@ Tensor map_contiguous(const Tensor& in, Op op, ArrayOp aop, double limit) {
   T* dst = out.data_ptr<T>();
   const T bound = static_cast<T>(std::is_same_v<T, double> ? limit * 8 : limit);
   auto chunk = [&](int64_t b, int64_t e) {
-    Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> a(src + b, e - b);
-    Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>(dst + b, e - b) = aop(a);
+    cpu::simd_map(dst + b, src + b, e - b, aop);
     bool any_outside = false;
     for (int64_t i = b; i < e; ++i) any_outside |= !(std::abs(src[i]) < bound);
     if (!any_outside) return;
