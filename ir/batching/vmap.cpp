@@ -9,6 +9,7 @@
 #include "ir/autodiff/prepare.h"
 #include "ir/batching/batched_values.h"
 #include "ir/batching/batching_rules.h"
+#include "runtime/kernels/dict_ops.h"
 
 namespace tsl::batching {
 
@@ -94,6 +95,13 @@ class Vmap : public BatchEmitter {
       return out;
     }
     BatchRule rule = batching_rule(op);
+    if (!rule && (op == OpId::DictConstruct || dict_op_of(op))) {
+      compile_error(range,
+                    "vmap: a dict holding batched tensors is supported only where vmap can "
+                    "follow its entries (a dict literal read at constant keys, as autodiff "
+                    "does); this one is written at a run-time key, in a loop or after a "
+                    "branch that leaves different keys");
+    }
     if (!rule) {
       compile_error(range, "vmap: no batching rule for `" + std::string(op_info(op).base_name()) +
                                "` yet; it is used on a batched value here (see docs/language.md "

@@ -166,6 +166,7 @@ class Outcome:
 DOCUMENTED_LIMITS = [
     "cannot differentiate through this in-place update",  # two live aliases, one updated
     "differentiating a second time through a loop nested in another loop",
+    "vmap: a dict holding batched tensors is supported only where",
 ]
 
 
