@@ -312,8 +312,19 @@ TypePtr Emitter::emit_function(const FunctionDecl& decl) {
       result = none(def.range);
     }
     if (!return_type_) return_type_ = Type::none();
+  } else if (!ret) {
+    // No path returns: each raises or loops forever (`raise ValueError("m")`, `while
+    // True: pass`), valid TorchScript. The result is never read: a placeholder of the
+    // declared type, None without one (TorchScript's inference).
+    if (!return_type_) return_type_ = Type::none();
+    if (return_type_->kind() == TypeKind::None) {
+      result = none(def.range);
+    } else {
+      Node* u = graph_.insert(graph_.create(OpId::Uninitialized, {}, 1));
+      u->set_range(def.range);
+      result = u->output()->set_type(return_type_);
+    }
   } else {
-    TSL_INTERNAL_ASSERT(ret != nullptr, "function exits without a return value");
     result = ret->value;
   }
   if (!return_type_) return_type_ = Type::none();

@@ -168,6 +168,12 @@ int run_guarded(const std::function<void()>& body) {
     std::cout.flush();
     std::cerr << "error: out of memory\n";
     return kExitRuntimeError;
+  } catch (const std::exception& e) {
+    // Any other exception (a library's) is a bug in TSL, reported as one, never an abort.
+    std::cout.flush();
+    std::cerr << "internal error: " << e.what()
+              << "\nThis is a bug in TSL; please report it with the program that triggered it.\n";
+    return kExitInternalError;
   }
 }
 

@@ -56,11 +56,12 @@ const char* kHelp =
     "  :reset           forget every variable, function and import\n"
     "  :quit            leave (also Ctrl-D)\n";
 
-// Runs one complete input and reports any error; the session always survives.
-void run_input(CompilationUnit& unit, const std::string& text, const std::string& name,
-               std::ostream& err) {
+// Runs `fn` (one input, one meta-command) and reports any error it throws, internal
+// ones included: the session always survives.
+template <typename Fn>
+void reporting_errors(std::ostream& err, Fn fn) {
   try {
-    unit.run_source(std::make_shared<Source>(name, text), /*repl_mode=*/true);
+    fn();
   } catch (const SourceError& e) {
     err << e.render() << std::flush;
   } catch (const InternalError& e) {
@@ -69,8 +70,18 @@ void run_input(CompilationUnit& unit, const std::string& text, const std::string
     err << "error: " << e.what() << "\n" << std::flush;
   } catch (const std::bad_alloc&) {
     err << "error: out of memory\n" << std::flush;
+  } catch (const std::exception& e) {
+    err << "internal error: " << e.what() << "\nThis is a bug in TSL; please report it.\n"
+        << std::flush;
   }
   g_interrupt_requested = false;
+}
+
+// Runs one complete input and reports any error.
+void run_input(CompilationUnit& unit, const std::string& text, const std::string& name,
+               std::ostream& err) {
+  reporting_errors(
+      err, [&] { unit.run_source(std::make_shared<Source>(name, text), /*repl_mode=*/true); });
 }
 
 // With Graphviz installed, renders DOT text to NAME.svg in the working directory.
@@ -292,7 +303,9 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
       std::string t = trim(line);
       if (t.empty()) continue;
       if (t[0] == ':') {
-        if (!meta_command(unit, t, out, err)) return 0;
+        bool go_on = true;
+        reporting_errors(err, [&] { go_on = meta_command(unit, t, out, err); });
+        if (!go_on) return 0;
         continue;
       }
     }

@@ -1,6 +1,7 @@
 // Dead-code elimination; see dead_code_elimination.h for what it removes and keeps.
 #include "ir/passes/dead_code_elimination.h"
 
+#include <limits>
 #include <unordered_set>
 
 #include "ir/passes/pass_utils.h"
@@ -18,6 +19,14 @@ bool is_pure_structural(OpId op) {
 // its outputs).
 bool has_side_effects(const Node* n) {
   if (n->info().has(opflags::EFFECT)) return true;
+  // A `while` loop (no trip count: the maximum) may run forever, which removing it
+  // would change (`while True: pass` must hang, as in Python); `for` loops end.
+  if (n->op() == OpId::Loop) {
+    const Node* trip = n->input(0)->node();
+    if (trip->op() == OpId::Constant && trip->attr("value").is_int() &&
+        trip->attr("value").to_int() == std::numeric_limits<int64_t>::max())
+      return true;
+  }
   if (!n->blocks().empty()) {
     for (const Block* b : n->blocks()) {
       for (const Node* inner : *b) {
