@@ -590,6 +590,18 @@ std::shared_ptr<Graph> CompilationUnit::jvp_graph(const Graph& forward,
   bool tuple = flatten_tuple_result(*flat);
   autodiff::JvpGraph jvp = autodiff::build_jvp(*flat, t.argnums, t.inner->name, num_params);
   Graph& g = *jvp.graph;
+  {
+    // Each tangent must have its primal's shape (PyTorch refuses to set the forward
+    // gradient otherwise; the formulas would broadcast it into a wrong result).
+    InsertPointGuard at(g, g.block()->param_node()->next());
+    for (size_t j = 0; j < t.argnums.size(); ++j) {
+      Value* primal = g.inputs()[t.argnums[j]];
+      Value* tangent = g.inputs()[num_params + j];
+      Value* ps = g.insert_op(OpId::size, {primal}, Type::list(Type::int_()), use);
+      Value* ts = g.insert_op(OpId::size, {tangent}, Type::list(Type::int_()), use);
+      g.insert(g.create(OpId::check_tangent_size, {ps, ts}, 0))->set_range(use);
+    }
+  }
   std::vector<Value*> outs = g.outputs();
   while (!g.outputs().empty()) g.block()->erase_return(0);
   InsertPointGuard guard(g, g.block());
@@ -647,6 +659,18 @@ std::shared_ptr<Graph> CompilationUnit::vjp_graph(const Graph& forward,
     }
     for (size_t j = 0; j < num_seeds; ++j) df.block()->erase_param(1);
     t.companion->param_types = {ct};
+    // Each cotangent must have its result's shape, as autograd.grad checks its
+    // grad_outputs (the formulas would broadcast it into a wrong result): the result's
+    // size is one more capture of the closure.
+    Node* first = parts.back()->node()->next();
+    if (!tuple) first = df.block()->param_node()->next();
+    InsertPointGuard at(df, first);
+    for (size_t k = 0; k < num_results; ++k) {
+      Value* output_size = df.block()->add_param(Type::list(Type::int_()), "output_size");
+      Value* cs = df.insert_op(OpId::size, {parts[k]}, Type::list(Type::int_()), use);
+      Value* index = df.insert_constant(IValue(static_cast<int64_t>(k)), Type::int_(), use);
+      df.insert(df.create(OpId::check_cotangent_size, {cs, output_size, index}, 0))->set_range(use);
+    }
   }
   {
     std::vector<Value*> grads = df.outputs();
@@ -664,6 +688,8 @@ std::shared_ptr<Graph> CompilationUnit::vjp_graph(const Graph& forward,
   InsertPointGuard guard(f, f.block());
   std::vector<Value*> captures(
       outs.begin() + static_cast<std::ptrdiff_t>(gradient.num_real_outputs), outs.end());
+  for (size_t k = 0; k < num_results; ++k)
+    captures.push_back(f.insert_op(OpId::size, {outs.at(k)}, Type::list(Type::int_()), use));
   Node* closure = f.insert(f.create(OpId::MakeClosure, captures, 1));
   closure->set_range(use);
   closure->set_attr("fn", IValue(IntrusivePtr<ObjectImpl>(backward.get())));

@@ -269,6 +269,31 @@ std::vector<int64_t> list_sizes_along(std::vector<Tensor> tensors, int64_t dim) 
   return sizes;
 }
 
+std::string size_list(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// functorch's jvp sets each tangent as its primal's forward gradient, which PyTorch
+// refuses for another shape.
+void check_tangent_size(std::vector<int64_t> primal, std::vector<int64_t> tangent) {
+  TSL_CHECK(primal == tangent,
+            "Trying to set a forward gradient that has a different size than that of the "
+            "original Tensor, this is not supported. Tensor is of size ",
+            size_list(primal), " while the given forward gradient is of size ", size_list(tangent),
+            ".");
+}
+
+// vjp_fn(cotangent) runs autograd.grad with the cotangents as grad_outputs, which
+// checks each against its output's shape.
+void check_cotangent_size(std::vector<int64_t> cotangent, std::vector<int64_t> output,
+                          int64_t index) {
+  TSL_CHECK(cotangent == output, "Mismatch in shape: grad_output[", index,
+            "] has a shape of torch.Size(", size_list(cotangent), ") and output[", index,
+            "] has a shape of torch.Size(", size_list(output), ").");
+}
+
 }  // namespace
 
 void register_autograd_kernels() {
@@ -284,6 +309,8 @@ void register_autograd_kernels() {
   TSL_REGISTER_GENERIC_RAW(AutogradZeros, autograd_zeros);
   TSL_REGISTER_GENERIC_RAW(AnyDefined, any_defined);
   TSL_REGISTER_GENERIC_RAW(AutogradNoAlias, autograd_no_alias);
+  TSL_REGISTER_GENERIC(check_tangent_size, check_tangent_size);
+  TSL_REGISTER_GENERIC(check_cotangent_size, check_cotangent_size);
   TSL_REGISTER_GENERIC(keepdim_size, keepdim_size);
   TSL_REGISTER_GENERIC(matmul_operand_size, matmul_operand_size);
   TSL_REGISTER_GENERIC(matmul_full_size, matmul_full_size);
