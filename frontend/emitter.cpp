@@ -163,26 +163,33 @@ Exits exits_of(const ast::Body& body, bool in_nested_loop) {
 }
 
 // Whether a statement list always leaves through return, break, continue or raise.
-bool always_exits(const ast::Body& body) {
+// With the answers kept per body: emit_if asks about each If of an elif chain, and
+// each answer looks down the rest of the chain (quadratic otherwise).
+bool always_exits(const ast::Body& body, std::unordered_map<const ast::Body*, bool>& memo) {
+  if (auto it = memo.find(&body); it != memo.end()) return it->second;
+  bool exits = false;
   for (const auto& sp : body) {
     switch (sp->kind) {
       case ast::StmtKind::Return:
       case ast::StmtKind::Break:
       case ast::StmtKind::Continue:
       case ast::StmtKind::Raise:
-        return true;
+        exits = true;
+        break;
       case ast::StmtKind::If:
-        if (always_exits(ast::as<ast::If>(*sp).body) && always_exits(ast::as<ast::If>(*sp).orelse))
-          return true;
+        exits = always_exits(ast::as<ast::If>(*sp).body, memo) &&
+                always_exits(ast::as<ast::If>(*sp).orelse, memo);
         break;
       case ast::StmtKind::With:
-        if (always_exits(ast::as<ast::With>(*sp).body)) return true;
+        exits = always_exits(ast::as<ast::With>(*sp).body, memo);
         break;
       default:
         break;
     }
+    if (exits) break;
   }
-  return false;
+  memo[&body] = exits;
+  return exits;
 }
 
 // Whether a return occurs inside an if, while or for (so a flag must record it).
@@ -735,7 +742,8 @@ bool Emitter::emit_if(const ast::If& s, const ast::Body& body, size_t rest) {
   // Where the rest of the block goes: into the branch that does not always exit
   // when the other one does (statically known), else after the If.
   bool has_rest = rest < body.size();
-  bool then_always = always_exits(s.body), else_always = always_exits(s.orelse);
+  bool then_always = always_exits(s.body, exits_memo_);
+  bool else_always = always_exits(s.orelse, exits_memo_);
   bool rest_in_then = has_rest && else_always && !then_always;
   bool rest_in_else = has_rest && then_always && !else_always;
   bool then_exits = false, else_exits = false;

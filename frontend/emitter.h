@@ -256,6 +256,8 @@ class Emitter {
   SourceRange return_range_;
   TypePtr pending_return_type_;  // placeholder type before inference
   bool needs_return_flag_ = false;
+  // always_exits's answers, by statement body (emitter.cpp).
+  std::unordered_map<const ast::Body*, bool> exits_memo_;
 
   // Exit flags active at this point of emission.
   int loop_depth_ = 0;

@@ -278,19 +278,28 @@ class CodeBuilder {
     std::unordered_set<const Value*> dies_at_return;
   };
 
-  static void collect_free_values(const Block* b, std::unordered_set<const Value*>& defined,
-                                  std::vector<const Value*>& out) {
-    for (const Value* p : b->params()) defined.insert(p);
+  // The values `b` and its nested blocks read that are defined outside it, each once.
+  // Computed once per block, bottom up: walking each nested subtree from every block
+  // around it was quadratic in the depth (an elif chain of n branches nests n deep).
+  const std::vector<const Value*>& free_values(const Block* b) {
+    auto it = free_values_.find(b);
+    if (it != free_values_.end()) return it->second;
+    std::unordered_set<const Value*> defined(b->params().begin(), b->params().end());
+    for (const Node* n : *b) defined.insert(n->outputs().begin(), n->outputs().end());
+    std::unordered_set<const Value*> seen;
+    std::vector<const Value*> out;
+    auto add = [&](const Value* v) {
+      if (!defined.count(v) && seen.insert(v).second) out.push_back(v);
+    };
     for (const Node* n : *b) {
-      for (const Value* v : n->inputs()) {
-        if (!defined.count(v)) out.push_back(v);
+      for (const Value* v : n->inputs()) add(v);
+      for (const Block* nb : n->blocks()) {
+        for (const Value* v : free_values(nb)) add(v);
       }
-      for (const Block* nb : n->blocks()) collect_free_values(nb, defined, out);
-      for (const Value* o : n->outputs()) defined.insert(o);
     }
-    for (const Value* v : b->returns()) {
-      if (!defined.count(v)) out.push_back(v);
-    }
+    for (const Value* v : b->returns()) add(v);
+    // References into the map stay valid as it grows (its nodes do not move).
+    return free_values_.emplace(b, std::move(out)).first->second;
   }
 
   LastUses last_uses(const Block* b) {
@@ -317,10 +326,7 @@ class CodeBuilder {
         }
       }
       for (const Block* nb : n->blocks()) {
-        std::unordered_set<const Value*> inner_defined;
-        std::vector<const Value*> free_values;
-        collect_free_values(nb, inner_defined, free_values);
-        for (const Value* v : free_values) {
+        for (const Value* v : free_values(nb)) {
           if (defined_here.count(v) && seen.insert(v).second) result.nested[n].push_back(v);
         }
       }
@@ -607,6 +613,7 @@ class CodeBuilder {
   std::unordered_set<uint32_t> pinned_regs_;  // never freed early (loop trip counters)
   uint32_t num_registers_ = 0;
   std::vector<std::string> names_;  // by register, for dump()
+  std::unordered_map<const Block*, std::vector<const Value*>> free_values_;
 };
 
 Code::Code(std::shared_ptr<const Graph> graph, bool eager) : eager_(eager) {

@@ -75,13 +75,25 @@ class CommonSubexpressions {
     bool swapped;
   };
 
-  // The nodes of a block see the entries of the enclosing blocks (a scope chain);
-  // their own entries are dropped when the block ends. At most one node per key
-  // in all scopes together: a node is entered only when no earlier one matches.
+  // The nodes of a block see the entries of the enclosing blocks; a block's own
+  // entries are dropped when it ends. One table holds the entries of every open block
+  // (a chain of per-block tables made each lookup walk the nesting depth: quadratic
+  // for an elif chain). At most one node per key in the table: a node is entered only
+  // when no earlier one matches.
   void run_block(Block* b) {
-    scopes_.emplace_back();
+    size_t mark = entered_.size();
     for (Node* n : *b) visit(n);
-    scopes_.pop_back();
+    while (entered_.size() > mark) {
+      auto [hash, node] = entered_.back();
+      entered_.pop_back();
+      auto [first, last] = table_.equal_range(hash);
+      for (auto e = first; e != last; ++e) {
+        if (e->second == node) {
+          table_.erase(e);
+          break;
+        }
+      }
+    }
   }
 
   void visit(Node* n) {
@@ -100,7 +112,10 @@ class CommonSubexpressions {
       changed_ = true;
       return;
     }
-    if (!earlier) scopes_.back().emplace(key->hash, n);
+    if (!earlier) {
+      table_.emplace(key->hash, n);
+      entered_.emplace_back(key->hash, n);
+    }
   }
 
   bool outputs_may_merge(const Node* n, const Node* earlier) const {
@@ -111,11 +126,9 @@ class CommonSubexpressions {
   }
 
   Node* lookup(const Node* n, const Key& key) const {
-    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
-      auto [first, last] = it->equal_range(key.hash);
-      for (auto e = first; e != last; ++e) {
-        if (same_key(n, key.swapped, e->second)) return e->second;
-      }
+    auto [first, last] = table_.equal_range(key.hash);
+    for (auto e = first; e != last; ++e) {
+      if (same_key(n, key.swapped, e->second)) return e->second;
     }
     return nullptr;
   }
@@ -166,7 +179,8 @@ class CommonSubexpressions {
 
   Graph& g_;
   MutationInfo mutation_;
-  std::vector<std::unordered_multimap<size_t, Node*>> scopes_;
+  std::unordered_multimap<size_t, Node*> table_;
+  std::vector<std::pair<size_t, Node*>> entered_;  // in entry order, for run_block's undo
   bool changed_ = false;
 };
 

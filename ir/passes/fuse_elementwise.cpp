@@ -64,7 +64,20 @@ bool is_fusible(const Node* n, const MutationInfo* mutation) {
 
 // Whether nodes may not move across `n`: it may have an effect, draw random numbers
 // or call user code, or holds such a node in its blocks.
-bool is_barrier(const Node* n) {
+bool is_barrier(const Node* n, std::vector<int8_t>& memo);
+
+// Answers kept by node id (-1: not asked yet; nodes made while fusing are past the
+// end): each If or Loop is looked into once, not once per block around it (an elif
+// chain of n branches nests n deep, which made fusion quadratic).
+bool barrier_of(const Node* n, std::vector<int8_t>& memo) {
+  size_t id = n->id();
+  if (id < memo.size() && memo[id] >= 0) return memo[id] != 0;
+  bool b = is_barrier(n, memo);
+  if (id < memo.size()) memo[id] = b ? 1 : 0;
+  return b;
+}
+
+bool is_barrier(const Node* n, std::vector<int8_t>& memo) {
   if (is_pure_op(n)) return false;
   const OpInfo& info = n->info();
   if (n->blocks().empty() || info.has(opflags::EFFECT) || info.has(opflags::RANDOM)) return true;
@@ -79,7 +92,7 @@ bool is_barrier(const Node* n) {
   }
   for (const Block* b : n->blocks()) {
     for (const Node* m : *b) {
-      if (is_barrier(m)) return true;
+      if (barrier_of(m, memo)) return true;
     }
   }
   return false;
@@ -100,12 +113,15 @@ struct Group {
 // past their ends.
 struct NodeTables {
   explicit NodeTables(const Graph& g)
-      : position(g.node_id_bound(), SIZE_MAX), group(g.node_id_bound(), nullptr) {
+      : position(g.node_id_bound(), SIZE_MAX),
+        group(g.node_id_bound(), nullptr),
+        barrier(g.node_id_bound(), -1) {
     if (any_node(g.block(), [](const Node* n) { return n->op() == OpId::to_dtype; }))
       mutation = std::make_unique<MutationInfo>(g);
   }
   std::vector<size_t> position;            // in its block, the return node last
   std::vector<Group*> group;               // the group it is in
+  std::vector<int8_t> barrier;             // is_barrier's answer, -1 before it is asked
   std::unique_ptr<MutationInfo> mutation;  // built only for graphs with a `to`
 };
 
@@ -132,7 +148,7 @@ class BlockFuser {
 
  private:
   void visit(Node* n) {
-    if (is_barrier(n)) {
+    if (barrier_of(n, tables_.barrier)) {
       for (size_t i = first_open_; i < groups_.size(); ++i) groups_[i].open = false;
       first_open_ = groups_.size();  // groups before this one are all closed
       return;
