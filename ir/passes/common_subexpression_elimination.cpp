@@ -97,7 +97,18 @@ class CommonSubexpressions {
   }
 
   void visit(Node* n) {
-    for (Block* b : n->blocks()) run_block(b);
+    for (Block* b : n->blocks()) {
+      if (n->op() != OpId::FusionGroup) {
+        run_block(b);
+        continue;
+      }
+      // A FusionGroup's block is closed (it reads its params only): it must not take
+      // values of the blocks around it, a constant say.
+      std::unordered_multimap<size_t, Node*> outer;
+      outer.swap(table_);
+      run_block(b);
+      table_.swap(outer);
+    }
     std::optional<Key> key = key_of(n);
     if (!key) return;
     Node* earlier = lookup(n, *key);
