@@ -320,6 +320,16 @@ class Dumper {
         role(d + 1, "cond", c.cond);
         break;
       }
+      case K::DictComp: {
+        const auto& c = ast::as<ast::DictComp>(e);
+        line(d, "DictComp", r);
+        role(d + 1, "key", c.key);
+        role(d + 1, "value", c.value);
+        role(d + 1, "target", c.target);
+        role(d + 1, "iter", c.iter);
+        role(d + 1, "cond", c.cond);
+        break;
+      }
       case K::Unary: {
         const auto& u = ast::as<ast::Unary>(e);
         static const char* kOps[] = {"-", "+", "~", "not"};

@@ -28,6 +28,7 @@ enum class ExprKind {
   Dict,       // {k: v, ...}
   Tuple,      // (a, b), a, b
   ListComp,   // [elt for target in iter]
+  DictComp,   // {key: value for target in iter}
   Unary,      // -x, +x, ~x, not x
   Binary,     // x + y, x @ y, ...
   BoolOp,     // x and y, x or y (short-circuit)
@@ -117,6 +118,15 @@ struct ListComp : Expr {
   ExprPtr iter;
   ExprPtr cond;  // may be null
   explicit ListComp(SourceRange r) : Expr(ExprKind::ListComp, std::move(r)) {}
+};
+
+struct DictComp : Expr {
+  ExprPtr key;
+  ExprPtr value;
+  ExprPtr target;  // a Name or a Tuple of Names
+  ExprPtr iter;
+  ExprPtr cond;  // may be null
+  explicit DictComp(SourceRange r) : Expr(ExprKind::DictComp, std::move(r)) {}
 };
 
 enum class UnaryOp { Neg, Pos, Invert, Not };

@@ -608,6 +608,8 @@ Value* Emitter::emit_expr(const ast::Expr& e, const TypePtr& hint) {
     }
     case ast::ExprKind::ListComp:
       return emit_listcomp(ast::as<ast::ListComp>(e));
+    case ast::ExprKind::DictComp:
+      return emit_dictcomp(ast::as<ast::DictComp>(e));
     case ast::ExprKind::Unary:
       return emit_unary(ast::as<ast::Unary>(e));
     case ast::ExprKind::Binary: {
@@ -1219,9 +1221,9 @@ Value* Emitter::emit_builtin_call(const Sugared& callee, std::vector<CallArg> ar
         args[0].value->type()->kind() == TypeKind::Dict) {
       // sorted(d) sorts d's keys, as Python iterates a dict.
       Value* d = args[0].value;
-      args[0].value = graph_.insert_op(
-          dict_op_id(DictOp::Keys, d->type()->key()->kind() == TypeKind::Int), {d},
-          Type::list(d->type()->key()), range);
+      args[0].value =
+          graph_.insert_op(dict_op_id(DictOp::Keys, d->type()->key()->kind() == TypeKind::Int), {d},
+                           Type::list(d->type()->key()), range);
     }
     if (name == "dict") return emit_dict_call(c, nullptr);
     if (name == "isinstance" || name == "tuple") {
@@ -1489,12 +1491,14 @@ Value* Emitter::emit_tensor_index(Value* t, const ast::Subscript& s) {
 // ---- Comprehensions
 // ------------------------------------------------------------------------------
 
-Value* Emitter::emit_listcomp(const ast::ListComp& c) {
-  // [elt for target in iter if cond] -> an empty list appended to in a loop.
+// The loop of a comprehension: `target` bound to each item of `iter` in the
+// comprehension's own scope and, where `cond` holds, `each` emitted in the body.
+void Emitter::emit_comprehension_loop(const ast::Expr& target, const ast::Expr& iter,
+                                      const ast::Expr* cond, const SourceRange& range,
+                                      const std::function<void()>& each) {
   Value* trip;
   std::function<Value*(Value*)> item_at;
   std::optional<DictIteration> dict_it;
-  const ast::Expr& iter = *c.iter;
   bool is_range = iter.kind == ast::ExprKind::Call &&
                   ast::as<ast::Call>(iter).func->kind == ast::ExprKind::Name &&
                   ast::as<ast::Name>(*ast::as<ast::Call>(iter).func).id == "range" &&
@@ -1516,44 +1520,40 @@ Value* Emitter::emit_listcomp(const ast::ListComp& c) {
     Value* step = a.size() == 3 ? a[2] : constant(IValue(int64_t{1}), Type::int_(), call.range);
     trip = graph_.insert_op(OpId::range_length, {start, end, step}, Type::int_(), call.range);
     bool simple = a.size() == 1;
-    item_at = [=, this, &c](Value* index) -> Value* {
+    item_at = [=, this, &iter](Value* index) -> Value* {
       if (simple) return index;
-      Value* scaled = graph_.insert_op(OpId::mul_int, {index, step}, Type::int_(), c.iter->range);
-      return graph_.insert_op(OpId::add_int, {start, scaled}, Type::int_(), c.iter->range);
+      Value* scaled = graph_.insert_op(OpId::mul_int, {index, step}, Type::int_(), iter.range);
+      return graph_.insert_op(OpId::add_int, {start, scaled}, Type::int_(), iter.range);
     };
   } else {
     Value* seq = emit_expr(iter);
     TypePtr st = seq->type();
     if ((dict_it = dict_iteration(seq, iter.range))) {
       trip = dict_it->size;
-      item_at = [=, this, &c](Value* index) {
-        return dict_iteration_item(*dict_it, index, c.iter->range);
+      item_at = [=, this, &iter](Value* index) {
+        return dict_iteration_item(*dict_it, index, iter.range);
       };
     } else if (st->kind() == TypeKind::List) {
       trip = graph_.insert_op(OpId::len_list, {seq}, Type::int_(), iter.range);
-      item_at = [=, this, &c](Value* index) {
-        return graph_.insert_op(OpId::getitem_list, {seq, index}, st->element(), c.iter->range);
+      item_at = [=, this, &iter](Value* index) {
+        return graph_.insert_op(OpId::getitem_list, {seq, index}, st->element(), iter.range);
       };
     } else if (st->is_tensor()) {
       trip = graph_.insert_op(OpId::len_tensor, {seq}, Type::int_(), iter.range);
-      item_at = [=, this, &c](Value* index) {
-        Value* zero = constant(IValue(int64_t{0}), Type::int_(), c.iter->range);
-        return graph_.insert_op(OpId::select, {seq, zero, index}, Type::tensor(), c.iter->range);
+      item_at = [=, this, &iter](Value* index) {
+        Value* zero = constant(IValue(int64_t{0}), Type::int_(), iter.range);
+        return graph_.insert_op(OpId::select, {seq, zero, index}, Type::tensor(), iter.range);
       };
     } else {
       compile_error(iter.range, "cannot iterate over a value of type " + st->str());
     }
   }
-  Node* list = graph_.insert(graph_.create(OpId::ListConstruct, {}, 1));
-  list->set_range(c.range);
-  Value* result = list->output()->set_type(Type::list(Type::any()));
-  Value* yes = constant(IValue(true), Type::bool_(), c.range);
+  Value* yes = constant(IValue(true), Type::bool_(), range);
   Node* loop = graph_.insert(graph_.create(OpId::Loop, {trip, yes}, 0));
-  loop->set_range(c.range);
+  loop->set_range(range);
   Block* body = loop->add_block();
   Value* index = body->add_param(Type::int_());
   Scope scope(scope_);
-  TypePtr elem_type;
   {
     Block* saved_block = block_;
     Scope* saved_scope = scope_;
@@ -1561,26 +1561,63 @@ Value* Emitter::emit_listcomp(const ast::ListComp& c) {
     block_ = body;
     scope_ = &scope;
     Value* item = item_at(index);
-    bind_comprehension_target(*c.target, item, scope);
-    auto append = [&] {
-      Value* v = emit_expr(*c.elt);
-      elem_type = strip_refinements(v->type());
-      Node* app = graph_.insert(graph_.create(OpId::append_list, {result, v}, 0));
-      app->set_range(c.elt->range);
-      return false;
-    };
-    if (c.cond) {
-      Value* cond = to_bool(emit_expr(*c.cond), c.cond->range, "a comprehension condition");
-      emit_branches(cond, c.range, append, [] { return false; });
+    bind_comprehension_target(target, item, scope);
+    if (cond) {
+      Value* c = to_bool(emit_expr(*cond), cond->range, "a comprehension condition");
+      emit_branches(
+          c, range,
+          [&] {
+            each();
+            return false;
+          },
+          [] { return false; });
     } else {
-      append();
+      each();
     }
-    body->add_return(constant(IValue(true), Type::bool_(), c.range));
+    body->add_return(constant(IValue(true), Type::bool_(), range));
     block_ = saved_block;
     scope_ = saved_scope;
   }
+  if (dict_it) check_dict_size(*dict_it, iter.range);  // Python's last next()
+}
+
+Value* Emitter::emit_listcomp(const ast::ListComp& c) {
+  // [elt for target in iter if cond] -> an empty list appended to in a loop.
+  Node* list = graph_.insert(graph_.create(OpId::ListConstruct, {}, 1));
+  list->set_range(c.range);
+  Value* result = list->output()->set_type(Type::list(Type::any()));
+  TypePtr elem_type;
+  emit_comprehension_loop(*c.target, *c.iter, c.cond.get(), c.range, [&] {
+    Value* v = emit_expr(*c.elt);
+    elem_type = strip_refinements(v->type());
+    Node* app = graph_.insert(graph_.create(OpId::append_list, {result, v}, 0));
+    app->set_range(c.elt->range);
+  });
   result->set_type(Type::list(elem_type ? elem_type : Type::tensor()));
-  if (dict_it) check_dict_size(*dict_it, c.iter->range);  // Python's last next()
+  return result;
+}
+
+Value* Emitter::emit_dictcomp(const ast::DictComp& c) {
+  // {key: value for target in iter if cond} -> an empty dict written in a loop.
+  Node* dict = graph_.insert(graph_.create(OpId::DictConstruct, {}, 1));
+  dict->set_range(c.range);
+  Value* result = dict->output()->set_type(Type::dict(Type::str_(), Type::tensor()));
+  TypePtr key_type, value_type;
+  emit_comprehension_loop(*c.target, *c.iter, c.cond.get(), c.range, [&] {
+    Value* k = emit_expr(*c.key);
+    Value* v = emit_expr(*c.value);
+    key_type = strip_refinements(k->type());
+    value_type = strip_refinements(v->type());
+    if (key_type->kind() != TypeKind::Str && key_type->kind() != TypeKind::Int) {
+      compile_error(c.key->range, "dict keys must be str or int in TSL (as in TorchScript), not " +
+                                      key_type->str());
+    }
+    result->set_type(Type::dict(key_type, value_type));
+    bool int_keys = key_type->kind() == TypeKind::Int;
+    Node* set =
+        graph_.insert(graph_.create(dict_op_id(DictOp::Setitem, int_keys), {result, k, v}, 0));
+    set->set_range(c.range);
+  });
   return result;
 }
 

@@ -197,6 +197,10 @@ class Emitter {
   FunctionDecl* transformed_function(const Sugared& fn, const std::string& kind,
                                      const ast::Expr& e);
   Value* emit_listcomp(const ast::ListComp& c);
+  Value* emit_dictcomp(const ast::DictComp& c);
+  void emit_comprehension_loop(const ast::Expr& target, const ast::Expr& iter,
+                               const ast::Expr* cond, const SourceRange& range,
+                               const std::function<void()>& each);
   void bind_comprehension_target(const ast::Expr& target, Value* item, Scope& scope);
   Value* emit_fstring(const ast::FString& f);
   Value* emit_list(const ast::ListExpr& l, const TypePtr& hint);

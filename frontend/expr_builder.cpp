@@ -91,6 +91,8 @@ const char* describe_for_assignment(const ast::Expr& e) {
       return "conditional expression";
     case ast::ExprKind::ListComp:
       return "list comprehension";
+    case ast::ExprKind::DictComp:
+      return "dict comprehension";
     case ast::ExprKind::Dict:
       return "dict literal";
     case ast::ExprKind::Starred:
@@ -500,9 +502,8 @@ struct ExprBuilder::Impl {
     if (!dm) return d;
     bool dict = dm->COLON().size() > 0;
     if (dm->comp_for()) {
-      compile_error(r, dict ? "dict comprehensions are not supported in TSL (fill the dict in a "
-                              "for loop)"
-                            : "set comprehensions are not supported in TSL");
+      if (!dict) compile_error(r, "set comprehensions are not supported in TSL");
+      return dict_comprehension(r, rule(dm->children[0]), rule(dm->children[2]), dm->comp_for());
     }
     if (!dict) compile_error(r, "set literals are not supported in TSL (use a list)");
     const auto& items = dm->children;
@@ -517,6 +518,30 @@ struct ExprBuilder::Impl {
     }
     record(*d, {max_depth(d->keys), max_depth(d->values)});
     return d;
+  }
+
+  // {key: value comp_for}: one `for` and at most one `if`, as list comprehensions.
+  ast::ExprPtr dict_comprehension(const SourceRange& r, ParserRuleContext* key,
+                                  ParserRuleContext* value, P::Comp_forContext* cf) {
+    auto c = std::make_unique<ast::DictComp>(r);
+    c->key = expr(key);
+    c->value = expr(value);
+    c->target = expr(cf->exprlist());
+    check_target(*c->target);
+    c->iter = expr(cf->expr());
+    uint32_t d = std::max({depth(c->key), depth(c->value), depth(c->target), depth(c->iter)});
+    if (P::Comp_iterContext* it = cf->comp_iter()) {
+      P::Comp_ifContext* ci = it->comp_if();
+      if (!ci || ci->comp_iter()) {
+        compile_error(
+            range(ci ? rule(ci->comp_iter()) : rule(it)),
+            "dict comprehensions with more than one `for` or `if` clause are not supported in TSL");
+      }
+      c->cond = expr(ci->expr());
+      d = std::max(d, depth(c->cond));
+    }
+    record(*c, {d});
+    return c;
   }
 
   // comp_for : FOR exprlist IN expr comp_iter? ;   comp_iter : comp_for | comp_if ;

@@ -89,6 +89,15 @@ class Dumper {
         opt(c.iter, in + 1, "iter");
         return opt(c.cond, in + 1, "cond");
       }
+      case ast::ExprKind::DictComp: {
+        const auto& c = ast::as<ast::DictComp>(e);
+        line(in, head);
+        opt(c.key, in + 1, "key");
+        opt(c.value, in + 1, "value");
+        opt(c.target, in + 1, "target");
+        opt(c.iter, in + 1, "iter");
+        return opt(c.cond, in + 1, "cond");
+      }
       case ast::ExprKind::Unary: {
         const auto& u = ast::as<ast::Unary>(e);
         line(in, head + " op" + std::to_string(static_cast<int>(u.op)));

@@ -131,8 +131,10 @@ TEST(SyntaxErrors, UnsupportedConstructsAreNamed) {
             "3:1: `for ... else` is not supported in TSL");
   EXPECT_EQ(error_of("x = {1, 2}"), "1:5: set literals are not supported in TSL (use a list)");
   EXPECT_EQ(error_of("x = {1: 2, 3}"), "1:12: ':' expected after dictionary key");
-  EXPECT_EQ(error_of("x = {k: 1 for k in a}"),
-            "1:5: dict comprehensions are not supported in TSL (fill the dict in a for loop)");
+  EXPECT_EQ(error_of("x = {k for k in a}"), "1:5: set comprehensions are not supported in TSL");
+  EXPECT_EQ(error_of("x = {k: 1 for k in a for j in b}"),
+            "1:22: dict comprehensions with more than one `for` or `if` clause are not supported "
+            "in TSL");
   EXPECT_EQ(error_of("{'a': 1} = x"), "1:1: cannot assign to dict literal");
   EXPECT_EQ(error_of("if (n := 3):\n  pass"),
             "1:7: assignment expressions (`:=`) are not supported in TSL");
