@@ -434,9 +434,9 @@ struct ExprBuilder::Impl {
     SourceRange r = range(ctx);
     size_t type = ctx->getStart()->getType();
     if (is_number(type)) return build_number(ctx->getStart(), source_, false);
-    auto* inner = ctx->children.size() == 3
-                      ? static_cast<P::Testlist_compContext*>(ctx->children[1])
-                      : nullptr;
+    // The middle child is a testlist_comp inside ( ) and [ ], a dictorsetmaker inside { }.
+    bool has_inner = ctx->children.size() == 3 && type != P::OPEN_BRACE;
+    auto* inner = has_inner ? static_cast<P::Testlist_compContext*>(ctx->children[1]) : nullptr;
     switch (type) {
       case P::OPEN_PAREN:
         return parenthesized(r, inner);
