@@ -662,9 +662,8 @@ std::shared_ptr<Graph> CompilationUnit::vjp_graph(const Graph& forward,
     // Each cotangent must have its result's shape, as autograd.grad checks its
     // grad_outputs (the formulas would broadcast it into a wrong result): the result's
     // size is one more capture of the closure.
-    Node* first = parts.back()->node()->next();
-    if (!tuple) first = df.block()->param_node()->next();
-    InsertPointGuard at(df, first);
+    // After the cotangent (a param) or its unpacking.
+    InsertPointGuard at(df, parts.back()->node()->next());
     for (size_t k = 0; k < num_results; ++k) {
       Value* output_size = df.block()->add_param(Type::list(Type::int_()), "output_size");
       Value* cs = df.insert_op(OpId::size, {parts[k]}, Type::list(Type::int_()), use);

@@ -269,19 +269,13 @@ std::vector<int64_t> list_sizes_along(std::vector<Tensor> tensors, int64_t dim) 
   return sizes;
 }
 
-std::string size_list(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 // functorch's jvp sets each tangent as its primal's forward gradient, which PyTorch
 // refuses for another shape.
 void check_tangent_size(std::vector<int64_t> primal, std::vector<int64_t> tangent) {
   TSL_CHECK(primal == tangent,
             "Trying to set a forward gradient that has a different size than that of the "
             "original Tensor, this is not supported. Tensor is of size ",
-            size_list(primal), " while the given forward gradient is of size ", size_list(tangent),
+            shape_str(primal), " while the given forward gradient is of size ", shape_str(tangent),
             ".");
 }
 
@@ -290,8 +284,8 @@ void check_tangent_size(std::vector<int64_t> primal, std::vector<int64_t> tangen
 void check_cotangent_size(std::vector<int64_t> cotangent, std::vector<int64_t> output,
                           int64_t index) {
   TSL_CHECK(cotangent == output, "Mismatch in shape: grad_output[", index,
-            "] has a shape of torch.Size(", size_list(cotangent), ") and output[", index,
-            "] has a shape of torch.Size(", size_list(output), ").");
+            "] has a shape of torch.Size(", shape_str(cotangent), ") and output[", index,
+            "] has a shape of torch.Size(", shape_str(output), ").");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "runtime/kernels/dict_ops.h"
 
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/py_equal.h"
 
 namespace tsl {
 
@@ -109,53 +110,7 @@ void clear_dict(KernelArgs& a) {
   if (a.num_outputs() > 0) a.out(0) = IValue();
 }
 
-// Python's == on the values a dict may hold (tensors aside: the frontend rejects ==
-// on dicts of tensors, whose == is elementwise).
-bool values_equal(const IValue& a, const IValue& b) {
-  if (a.tag() != b.tag()) return a.is_number() && b.is_number() && a.to_double() == b.to_double();
-  switch (a.tag()) {
-    case IValue::Tag::None:
-      return true;
-    case IValue::Tag::Bool:
-      return a.to_bool() == b.to_bool();
-    case IValue::Tag::Int:
-      return a.to_int() == b.to_int();
-    case IValue::Tag::Double:
-      return a.to_double() == b.to_double();
-    case IValue::Tag::Str:
-      return a.to_str() == b.to_str();
-    case IValue::Tag::DType:
-      return a.to_dtype() == b.to_dtype();
-    case IValue::Tag::Device:
-      return a.to_device() == b.to_device();
-    case IValue::Tag::List:
-    case IValue::Tag::Tuple: {
-      const auto& x = a.is_list() ? a.to_list().elements : a.to_tuple();
-      const auto& y = b.is_list() ? b.to_list().elements : b.to_tuple();
-      if (x.size() != y.size()) return false;
-      for (size_t i = 0; i < x.size(); ++i) {
-        if (!values_equal(x[i], y[i])) return false;
-      }
-      return true;
-    }
-    case IValue::Tag::Dict: {
-      const DictImpl& x = a.to_dict();
-      const DictImpl& y = b.to_dict();
-      if (x.size() != y.size()) return false;
-      for (const auto& [key, value] : x.entries()) {
-        const IValue* other = y.find(key);
-        if (!other || !values_equal(value, *other)) return false;
-      }
-      return true;
-    }
-    case IValue::Tag::Tensor:
-    case IValue::Tag::Object:
-      break;
-  }
-  TSL_ERROR("== of dicts holding ", a.tag_name(), " values is not supported");
-}
-
-void eq_dict(KernelArgs& a) { a.out(0) = IValue(values_equal(a.in(0), a.in(1))); }
+void eq_dict(KernelArgs& a) { a.out(0) = IValue(py_equal(a.in(0), a.in(1))); }
 
 void index_dict(KernelArgs& a) {
   std::optional<size_t> at = a.in(0).to_dict().position(a.in(1));

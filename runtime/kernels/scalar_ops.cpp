@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/py_equal.h"
 
 namespace tsl {
 namespace {
@@ -326,42 +327,12 @@ const std::vector<IValue>& elements_of(const IValue& v) {
   return v.is_tuple() ? v.to_tuple() : v.to_list().elements;
 }
 
-// Python's == on the values TSL's lists and tuples hold: numbers compare across int,
-// float and bool; sequences elementwise (a list equals a tuple of the same elements:
-// TSL's x.shape is a list where PyTorch's torch.Size is a tuple); tensors as
-// bool(a == b), which needs one element, as in Python.
-bool py_equal(const IValue& a, const IValue& b);
-
 bool sequence_equal(const std::vector<IValue>& a, const std::vector<IValue>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (!py_equal(a[i], b[i])) return false;
   }
   return true;
-}
-
-bool py_equal(const IValue& a, const IValue& b) {
-  auto number = [](const IValue& v) { return v.is_int() || v.is_double() || v.is_bool(); };
-  auto as_double = [](const IValue& v) {
-    return v.is_bool()  ? (v.to_bool() ? 1.0 : 0.0)
-           : v.is_int() ? double(v.to_int())
-                        : v.to_double();
-  };
-  if (number(a) && number(b)) {
-    if (a.is_double() || b.is_double()) return as_double(a) == as_double(b);
-    return (a.is_bool() ? int64_t(a.to_bool()) : a.to_int()) ==
-           (b.is_bool() ? int64_t(b.to_bool()) : b.to_int());
-  }
-  bool a_seq = a.is_list() || a.is_tuple(), b_seq = b.is_list() || b.is_tuple();
-  if (a_seq && b_seq) return sequence_equal(elements_of(a), elements_of(b));
-  if (a.is_tensor() || b.is_tensor()) {
-    IValue eq = call_op(OpId::eq, {a, b}).at(0);
-    const Tensor& t = eq.to_tensor();
-    TSL_CHECK(t.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
-    return call_op(OpId::Bool_Tensor, {eq}).at(0).to_bool();
-  }
-  if (a.tag() != b.tag()) return false;
-  return is_same_object(a, b);
 }
 
 bool eq_seq(IValue a, IValue b) { return py_equal(a, b); }
@@ -418,7 +389,6 @@ void slice_list(KernelArgs& a) {
   if (a.in(0).is_list()) sliced.to_list().torch_size = a.in(0).to_list().torch_size;
   a.out(0) = std::move(sliced);
 }
-
 
 void setitem_list(KernelArgs& a) {
   std::vector<IValue>& elems = a.in(0).to_list().elements;
@@ -547,6 +517,41 @@ double time_now() {
 }
 
 }  // namespace
+
+bool py_equal(const IValue& a, const IValue& b) {
+  auto number = [](const IValue& v) { return v.is_int() || v.is_double() || v.is_bool(); };
+  auto as_double = [](const IValue& v) {
+    return v.is_bool()  ? (v.to_bool() ? 1.0 : 0.0)
+           : v.is_int() ? double(v.to_int())
+                        : v.to_double();
+  };
+  if (number(a) && number(b)) {
+    if (a.is_double() || b.is_double()) return as_double(a) == as_double(b);
+    return (a.is_bool() ? int64_t(a.to_bool()) : a.to_int()) ==
+           (b.is_bool() ? int64_t(b.to_bool()) : b.to_int());
+  }
+  bool a_seq = a.is_list() || a.is_tuple(), b_seq = b.is_list() || b.is_tuple();
+  if (a_seq && b_seq) return sequence_equal(elements_of(a), elements_of(b));
+  if (a.is_tensor() || b.is_tensor()) {
+    IValue eq = call_op(OpId::eq, {a, b}).at(0);
+    const Tensor& t = eq.to_tensor();
+    TSL_CHECK(t.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
+    return call_op(OpId::Bool_Tensor, {eq}).at(0).to_bool();
+  }
+  if (a.is_dict() && b.is_dict()) {
+    // The same keys with equal values, in any order.
+    const DictImpl& x = a.to_dict();
+    const DictImpl& y = b.to_dict();
+    if (x.size() != y.size()) return false;
+    for (const auto& [key, value] : x.entries()) {
+      const IValue* other = y.find(key);
+      if (!other || !py_equal(value, *other)) return false;
+    }
+    return true;
+  }
+  if (a.tag() != b.tag()) return false;
+  return is_same_object(a, b);
+}
 
 void register_scalar_kernels() {
   TSL_REGISTER_GENERIC(add_int, add_int);
