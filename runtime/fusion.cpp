@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/fusion_program.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl {
 namespace {
@@ -22,7 +23,11 @@ void run_fallback(const fusion::FusedGroup& g, KernelArgs& args) {
   for (const fusion::FallbackStep& step : g.fallback) {
     KernelArgs ka(slots.data(), step.ins.data(), static_cast<uint32_t>(step.ins.size()),
                   step.outs.data(), static_cast<uint32_t>(step.outs.size()));
-    step.fn(ka);
+    if (step.dispatch && device_tensors_created()) {
+      dispatch_kernel(step.op, step.fn, ka)(ka);
+    } else {
+      step.fn(ka);
+    }
   }
   for (uint32_t i = 0; i < args.num_outputs(); ++i) args.out(i) = slots[g.return_slots[i]];
   g_fallback.fetch_add(1, std::memory_order_relaxed);
@@ -38,7 +43,10 @@ IValue compile_fusion_group(const Node* n) {
 void run_fusion_group(KernelArgs& args) {
   const auto& g =
       static_cast<const fusion::FusedGroup&>(args.in(args.num_inputs() - 1).to_object());
-  if (g.fusable && fusion::run_fused(g, args)) {
+  // The fused loop and its compiled kernels run on the CPU; a group on a device runs
+  // its ops one by one with the device's kernels.
+  bool on_device = device_tensors_created() && !kernel_device(args).is_cpu();
+  if (g.fusable && !on_device && fusion::run_fused(g, args)) {
     g_fused.fetch_add(1, std::memory_order_relaxed);
     return;
   }

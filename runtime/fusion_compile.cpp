@@ -112,8 +112,9 @@ class GroupCompiler {
       }
       FallbackStep s;
       // Structural ops (dtype) have no kernel in the registry: the interpreter's own.
-      s.fn = m->info().has(opflags::PRIM) ? prim_kernel(m->op())
-                                          : lookup_kernel(DeviceType::CPU, m->op()).fn;
+      s.op = m->op();
+      s.dispatch = !m->info().has(opflags::PRIM);
+      s.fn = s.dispatch ? lookup_kernel(DeviceType::CPU, m->op()).fn : prim_kernel(m->op());
       TSL_INTERNAL_ASSERT(s.fn != nullptr, "no CPU kernel for ", m->info().name);
       for (const Value* v : m->inputs()) s.ins.push_back(slot(v));
       for (const Value* v : m->outputs()) s.outs.push_back(slot(v));

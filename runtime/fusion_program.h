@@ -119,7 +119,9 @@ inline constexpr uint32_t kMaxProgramRegisters = 24;
 inline constexpr uint32_t kMaxRegisters = 32;
 
 struct FallbackStep {
-  KernelFn fn;
+  KernelFn fn;  // the CPU kernel, dispatched by device when `dispatch`
+  OpId op;
+  bool dispatch;
   std::vector<uint32_t> ins, outs;
 };
 

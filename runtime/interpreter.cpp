@@ -20,6 +20,7 @@
 #include "runtime/function.h"
 #include "runtime/fusion.h"
 #include "runtime/profiler.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl {
 
@@ -420,7 +421,10 @@ class CodeBuilder {
         code_.constants_.emplace_back(r, n->attr("index"));
         ins.push_back(r);
       }
-      if (!inst.fn) inst.fn = lookup_kernel(DeviceType::CPU, n->op()).fn;
+      if (!inst.fn) {
+        inst.fn = lookup_kernel(DeviceType::CPU, n->op()).fn;
+        inst.dispatch = true;
+      }
       TSL_INTERNAL_ASSERT(inst.fn != nullptr, "no CPU kernel for ", n->info().name);
     }
     if (code_.eager_ && inst.kind == Instruction::Kind::Call) {
@@ -844,6 +848,8 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
             } else {
               autograd::record_op(*inst.node, *code_.eager_sites_[inst.site], args);
             }
+          } else if (inst.dispatch && device_tensors_created()) {
+            dispatch_kernel(inst.node->op(), inst.fn, args)(args);
           } else {
             inst.fn(args);
           }

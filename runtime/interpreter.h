@@ -68,6 +68,9 @@ struct Instruction {
   // requires grad (runtime/autograd/record.h); `site` indexes Code::eager_sites_.
   bool record = false;
   uint32_t site = 0;
+  // `fn` is the op's CPU kernel, to be replaced by its device's when an input lives on
+  // a device (Note [Dispatch by device] in runtime/kernels/kernel.h).
+  bool dispatch = false;
 };
 
 // The kernel of a structural op (PRIM: lists, tuples, dtype, closures...) that the

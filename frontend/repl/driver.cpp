@@ -23,8 +23,10 @@
 #include "runtime/function.h"
 #include "runtime/fusion_codegen.h"
 #include "runtime/interpreter.h"
+#include "runtime/kernels/kernel.h"
 #include "runtime/memory_planner.h"
 #include "runtime/profiler.h"
+#include "runtime/tensor/device_backend.h"
 #include "runtime/tensor/parallel.h"
 
 namespace tsl {
@@ -61,7 +63,7 @@ const char* kUsage =
     "                   read IR text (what --dump=ir prints), run the named passes\n"
     "                   (the verifier after each), print the result (passes below)\n"
     "  --threads N      use N threads for large kernels (default: all cores)\n"
-    "  --device cpu     the default device (cuda needs a GPU build)\n"
+    "  --device D       the default device for new tensors: cpu or cuda\n"
     "  --version        print the version and exit\n"
     "  --help           print this help and exit\n"
     "\n"
@@ -415,11 +417,30 @@ int run_command_line(const std::vector<std::string>& args) {
       set_num_threads(n);
     } else if (a == "--device" && i + 1 < args.size()) {
       std::string d = args[++i];
-      if (d != "cpu") {
-        std::cerr << "tsl: error: device '" << d
-                  << "' is not available: this build of TSL runs on the CPU\n";
+      std::optional<Device> device = Device::parse(d);
+      if (!device) {
+        std::cerr << "tsl: error: --device takes cpu, cuda or cuda:N, not '" << d << "'\n";
         return kExitCompileError;
       }
+      if (!device->is_cpu()) {
+        ensure_kernels_registered();
+        DeviceBackend* cuda = cuda_backend();
+        if (cuda == nullptr) {
+          std::cerr << "tsl: error: --device " << d << ": this build of TSL has no CUDA backend\n";
+          return kExitCompileError;
+        }
+        if (cuda->device_count() == 0) {
+          std::cerr << "tsl: error: --device " << d
+                    << ": CUDA is not available: " << cuda->unavailable_reason() << "\n";
+          return kExitCompileError;
+        }
+        if (device->index >= cuda->device_count()) {
+          std::cerr << "tsl: error: --device " << d << ": this machine has " << cuda->device_count()
+                    << " GPU(s)\n";
+          return kExitCompileError;
+        }
+      }
+      set_default_device(*device);
     } else if (a.starts_with("-") && a != "-") {
       std::cerr << "tsl: error: unknown option " << a << "\n" << usage();
       return kExitCompileError;

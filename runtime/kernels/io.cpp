@@ -11,6 +11,7 @@
 #include "runtime/kernels/format_spec.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/output.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl {
 
@@ -233,8 +234,8 @@ const char* npy_descr(DType t) {
 
 void save_npy(std::string path, Tensor t) {
   TSL_CHECK(t.defined(), "save: the tensor is undefined");
-  TSL_CHECK(t.device().is_cpu(), "save: move the tensor to the CPU first (t.cpu())");
-  Tensor c = t.contiguous();
+  // A tensor on a device is saved by value; load gives it back on the CPU.
+  Tensor c = copy_to_device(t, kCPU).contiguous();
   std::string shape = "(";
   for (int64_t d = 0; d < c.dim(); ++d)
     shape += std::to_string(c.sizes()[d]) + (c.dim() == 1 ? "," : (d + 1 < c.dim() ? ", " : ""));

@@ -68,6 +68,27 @@ const KernelEntry& lookup_kernel(DeviceType device, OpId op);
 bool has_device_kernel(DeviceType device, OpId op);
 bool has_generic_kernel(OpId op);
 
+// Note [Dispatch by device]
+// A kernel is chosen by where its tensor inputs live. The interpreter binds each
+// instruction to the op's CPU kernel when it compiles, since most programs never see
+// another device; once any tensor has been created on a device
+// (device_tensors_created(), tensor/device_backend.h) it asks `dispatch_kernel` before
+// each op. An op with a tensor input on CUDA (a tensor argument or an element of a
+// tensor list) runs its CUDA kernel, or its generic one; an op that has neither is an
+// error naming the op, so device memory never reaches a CPU kernel. Inputs on two
+// devices are the CUDA kernel's to reject with PyTorch's message, except 0-dim CPU
+// tensors (Python numbers, `x * 2.0`), which PyTorch lets CUDA ops read as scalars.
+// Factories have no tensor input: their kernels read device= (and the default device).
+//
+// The device `args`' tensor inputs ask for: a non-CPU one if any, else the CPU.
+Device kernel_device(const KernelArgs& args);
+// The kernel that runs `op` on `args`: `cpu_fn` when kernel_device is the CPU.
+KernelFn dispatch_kernel(OpId op, KernelFn cpu_fn, const KernelArgs& args);
+// The device a tensor input must be on when an op runs on `device`: fails with
+// PyTorch's "Expected all tensors to be on the same device" message otherwise. A 0-dim
+// CPU tensor passes (a scalar).
+void check_same_device(const Tensor& t, Device device);
+
 // Registers every kernel once (idempotent, thread-safe). Each kernel file has one
 // `register_*_kernels` function listed in runtime/kernels/registry.cpp.
 void ensure_kernels_registered();

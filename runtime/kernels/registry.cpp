@@ -21,6 +21,9 @@ void register_type_kernels();
 void register_autograd_kernels();
 void register_batching_kernels();
 void register_eager_kernels();
+#ifdef TSL_HAVE_CUDA
+void register_cuda_kernels();  // runtime/kernels/cuda: installs the CUDA backend too
+#endif
 
 namespace {
 
@@ -66,7 +69,54 @@ void ensure_kernels_registered() {
     register_autograd_kernels();
     register_batching_kernels();
     register_eager_kernels();
+#ifdef TSL_HAVE_CUDA
+    register_cuda_kernels();
+#endif
   });
+}
+
+namespace {
+
+// The device of a tensor value, or of the first non-CPU tensor of a tensor list.
+Device value_device(const IValue& v) {
+  if (v.is_tensor()) {
+    TensorImpl* t = v.tensor_impl();
+    return t ? t->device() : kCPU;
+  }
+  if (v.is_list()) {
+    for (const IValue& e : v.to_list().elements) {
+      if (!e.is_tensor()) return kCPU;  // a list of non-tensors
+      TensorImpl* t = e.tensor_impl();
+      if (t && !t->device().is_cpu()) return t->device();
+    }
+  }
+  return kCPU;
+}
+
+}  // namespace
+
+Device kernel_device(const KernelArgs& args) {
+  for (uint32_t i = 0; i < args.num_inputs(); ++i) {
+    Device d = value_device(args.in(i));
+    if (!d.is_cpu()) return d;
+  }
+  return kCPU;
+}
+
+KernelFn dispatch_kernel(OpId op, KernelFn cpu_fn, const KernelArgs& args) {
+  Device d = kernel_device(args);
+  if (d.is_cpu()) return cpu_fn;
+  const KernelEntry& k = lookup_kernel(d.type, op);
+  TSL_CHECK(k.fn != nullptr, "`", op_info(op).name, "` has no ",
+            d.type == DeviceType::CUDA ? "CUDA" : "device",
+            " kernel yet: move its inputs to the CPU first (.cpu())");
+  return k.fn;
+}
+
+void check_same_device(const Tensor& t, Device device) {
+  if (t.device() == device || (t.device().is_cpu() && t.dim() == 0)) return;
+  TSL_ERROR("Expected all tensors to be on the same device, but found at least two devices, ",
+            device.str(), " and ", t.device().str(), "!");
 }
 
 Tensor wrap_number(const IValue& v) {
@@ -84,8 +134,9 @@ std::vector<IValue> call_op(OpId op, std::vector<IValue> inputs, uint32_t num_ou
   ensure_kernels_registered();
   DeviceType device = DeviceType::CPU;
   for (const IValue& v : inputs) {
-    if (v.is_tensor() && v.tensor_impl() != nullptr) {
-      device = v.tensor_impl()->device().type;
+    Device d = value_device(v);
+    if (!d.is_cpu()) {
+      device = d.type;
       break;
     }
   }

@@ -1,6 +1,7 @@
 // Kernels the frontend's lowering needs beside the Python scalar ops: the trip count
 // of `for i in range(...)`, comparisons of dtypes and devices, and device queries.
 #include "runtime/kernels/kernel.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl {
 namespace {
@@ -16,8 +17,11 @@ bool ne_dtype(DType a, DType b) { return a != b; }
 bool eq_device(Device a, Device b) { return a == b; }
 bool ne_device(Device a, Device b) { return a != b; }
 
-// This build has CPU kernels only; a CUDA build registers its own answer.
-bool cuda_is_available() { return false; }
+// True when the CUDA backend is built in and finds a GPU.
+bool cuda_is_available() {
+  DeviceBackend* cuda = cuda_backend();
+  return cuda != nullptr && cuda->device_count() > 0;
+}
 
 }  // namespace
 

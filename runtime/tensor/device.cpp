@@ -25,3 +25,13 @@ std::optional<Device> Device::parse(std::string_view text) {
 }
 
 }  // namespace tsl
+
+namespace tsl {
+namespace {
+Device g_default_device = kCPU;
+}  // namespace
+
+Device default_device() { return g_default_device; }
+void set_default_device(Device device) { g_default_device = device; }
+
+}  // namespace tsl

@@ -29,4 +29,9 @@ struct Device {
 
 constexpr Device kCPU{};
 
+// The device factories create on when given no device= (`tsl --device cuda`); the CPU
+// unless changed. Per process, set before code runs.
+Device default_device();
+void set_default_device(Device device);
+
 }  // namespace tsl

@@ -8,6 +8,8 @@
 #include <new>
 #include <unordered_map>
 
+#include "runtime/kernels/kernel.h"
+#include "runtime/tensor/device_backend.h"
 #include "runtime/tensor/error.h"
 
 namespace tsl {
@@ -186,10 +188,13 @@ void set_cpu_allocation_observer(CpuAllocationObserver observer) {
 
 Storage allocate_storage(size_t nbytes, Device device) {
   if (device.is_cpu()) return allocate_cpu(nbytes);
+  ensure_kernels_registered();  // the CUDA backend installs its allocator there
   DeviceAllocator allocator = g_allocators[static_cast<int>(device.type)];
-  TSL_CHECK(allocator != nullptr, "device ", device.str(),
-            " is not available: TSL was built without CUDA or no GPU was found");
-  return allocator(nbytes, device);
+  TSL_CHECK(allocator != nullptr, "cannot use device ", device.str(),
+            ": CUDA is not available: this build of TSL has no CUDA backend");
+  Storage s = allocator(nbytes, device);
+  note_device_tensor_created();
+  return s;
 }
 
 size_t live_storage_bytes() { return g_live_bytes.load(std::memory_order_relaxed); }

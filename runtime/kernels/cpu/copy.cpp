@@ -2,6 +2,7 @@
 // contiguous(), clone(), to(dtype) and copy_.
 #include "runtime/kernels/cpu/strided.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl {
 namespace {
@@ -33,7 +34,6 @@ void copy_typed(const Tensor& dst, const Tensor& src) {
 // Copies src into dst, which have the same number of elements per dim except that
 // src may broadcast (stride-0 expansion of size-1 or missing leading dims).
 void copy_into(const Tensor& dst, const Tensor& src) {
-  TSL_CHECK(dst.device().is_cpu() && src.device().is_cpu(), "copy_into: CPU tensors only");
   Tensor source = src;
   if (src.sizes() != dst.sizes()) {
     DimVector shape = broadcast_shapes(dst.sizes(), src.sizes(), "copy");
@@ -45,6 +45,12 @@ void copy_into(const Tensor& dst, const Tensor& src) {
       strides[lead + d] = src.sizes()[d] == 1 ? 0 : src.strides()[d];
     }
     source = src.as_strided(dst.sizes(), strides, src.storage_offset());
+  }
+  if (!dst.device().is_cpu() || !source.device().is_cpu()) {
+    DeviceBackend* backend = cuda_backend();
+    TSL_INTERNAL_ASSERT(backend != nullptr, "a CUDA tensor without the CUDA backend");
+    backend->copy(dst, source);
+    return;
   }
   TSL_DISPATCH_ALL(dst.dtype(), "copy", [&] {
     using To = scalar_t;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "runtime/kernels/cpu/reduction_common.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl::cpu {
 namespace {
@@ -27,6 +28,21 @@ void mask_triangle(const T* x, T* out, int64_t batch, int64_t rows, int64_t cols
 Tensor triangle(const Tensor& self, int64_t diagonal, bool lower) {
   TSL_CHECK(self.dim() >= 2, lower ? "tril" : "triu",
             ": input tensor must have at least 2 dimensions, got ", self.dim());
+  if (!self.device().is_cpu()) {
+    // On a device: `where` with the [rows, cols] mask of the kept elements, made here.
+    int64_t rows = self.size(-2), cols = self.size(-1);
+    Tensor mask = Tensor::empty(DimVector{rows, cols}, DType::Bool);
+    bool* m = mask.data_ptr<bool>();
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j)
+        m[i * cols + j] = lower ? j - i <= diagonal : j - i >= diagonal;
+    }
+    Tensor zero = Tensor::scalar(Scalar(int64_t{0}), self.dtype());
+    return call_op(OpId::where,
+                   {IValue(copy_to_device(mask, self.device())), IValue(self), IValue(zero)})
+        .at(0)
+        .to_tensor();
+  }
   Tensor x = self.contiguous();
   Tensor out = Tensor::empty(x.sizes(), x.dtype());
   if (x.numel() == 0) return out;

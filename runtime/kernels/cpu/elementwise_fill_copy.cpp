@@ -1,16 +1,15 @@
-// CPU kernels that overwrite a tensor or convert it: zero_, fill_, copy_ (in place,
-// through any strides), and the conversions to(dtype) and to(device).
+// Kernels that overwrite a tensor or convert it: zero_, fill_, copy_ (in place,
+// through any strides), and the conversion to(dtype). They reach memory only through
+// fill_tensor and copy_into, which work on every device (and copy_into across two),
+// so the CUDA backend registers them too. to(device) is the CUDA backend's.
 #include "runtime/kernels/cpu/loops.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/tensor/device_backend.h"
 #include "runtime/tensor/grad_mode.h"
 #include "runtime/tensor/memory_overlap.h"
 
 namespace tsl {
 namespace {
-
-void check_cpu(const Tensor& self, const char* name) {
-  TSL_CHECK(self.device().is_cpu(), name, ": expected a CPU tensor, got ", self.device().str());
-}
 
 // Every element of self (any strides) set to `value`.
 template <typename T>
@@ -21,10 +20,13 @@ void fill_typed(const Tensor& self, T value) {
 }
 
 Tensor fill_kernel(const Tensor& self, Scalar value) {
-  check_cpu(self, "fill_");
   check_inplace_allowed(self, "fill_");
-  TSL_DISPATCH_ALL(self.dtype(), "fill_",
-                   [&] { fill_typed<scalar_t>(self, value.to<scalar_t>()); });
+  if (self.device().is_cpu()) {
+    TSL_DISPATCH_ALL(self.dtype(), "fill_",
+                     [&] { fill_typed<scalar_t>(self, value.to<scalar_t>()); });
+  } else {
+    fill_tensor(self, value);  // through overlapping views too, as PyTorch's fill_
+  }
   self.storage()->bump_version();
   return self;
 }
@@ -35,10 +37,7 @@ Tensor zero_kernel(const Tensor& self) {
 }
 
 Tensor copy_kernel(const Tensor& self, const Tensor& src) {
-  check_cpu(self, "copy_");
   check_inplace_allowed(self, "copy_");
-  TSL_CHECK(src.device().is_cpu(), "copy_: cannot copy from ", src.device().str(),
-            " to cpu: CUDA is not available in this build");
   if (self.impl() == src.impl()) return self;  // x.copy_(x)
   assert_no_internal_overlap(self);
   assert_no_partial_overlap(self, src);
@@ -58,9 +57,12 @@ Tensor copy_kernel(const Tensor& self, const Tensor& src) {
 // Returns self when the dtype already matches, as PyTorch's `to` does.
 Tensor to_dtype_kernel(const Tensor& self, DType dtype) { return cpu::to_dtype_copy(self, dtype); }
 
+// Without the CUDA backend (a build without CUDA) a device other than the CPU is an
+// error; the backend registers its own kernel in place of this one.
 Tensor to_device_kernel(const Tensor& self, Device device) {
   if (device == self.device()) return self;
-  TSL_ERROR("cannot move a tensor to ", device.str(), ": CUDA is not available in this build");
+  TSL_ERROR("cannot move a tensor to ", device.str(),
+            ": CUDA is not available: this build of TSL has no CUDA backend");
 }
 
 }  // namespace

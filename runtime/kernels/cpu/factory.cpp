@@ -9,6 +9,7 @@
 #include "runtime/kernels/cpu/factory_common.h"
 #include "runtime/kernels/cpu/loops.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl {
 
@@ -16,9 +17,8 @@ void register_cpu_random_kernels();  // factory_random.cpp
 
 namespace cpu {
 
-void check_factory_device(const std::optional<Device>& device, const char* name) {
-  TSL_CHECK(!device || device->is_cpu(), name, ": cannot create a tensor on ", device->str(),
-            ": CUDA is not available in this build");
+Device factory_device(const std::optional<Device>& device) {
+  return device.value_or(default_device());
 }
 
 void check_factory_grad(DType dtype, bool requires_grad) {
@@ -29,12 +29,13 @@ void check_factory_grad(DType dtype, bool requires_grad) {
 Tensor new_factory_tensor(std::span<const int64_t> sizes, DType dtype,
                           const std::optional<Device>& device, bool requires_grad,
                           const char* name) {
-  check_factory_device(device, name);
   check_factory_grad(dtype, requires_grad);
   return Tensor::empty(sizes, dtype);
 }
 
-Tensor finish_factory(Tensor t, bool requires_grad) {
+Tensor finish_factory(Tensor t, const std::optional<Device>& device, bool requires_grad) {
+  Device target = factory_device(device);
+  if (target != t.device()) t = copy_to_device(t, target);
   if (requires_grad) t.impl()->set_requires_grad(true);
   return t;
 }
@@ -53,6 +54,13 @@ using OptDevice = std::optional<Device>;
 // A contiguous tensor every element of which is `value`.
 Tensor filled(std::span<const int64_t> sizes, DType dtype, Scalar value, const OptDevice& device,
               bool requires_grad, const char* name) {
+  Device target = cpu::factory_device(device);
+  if (!target.is_cpu()) {
+    cpu::check_factory_grad(dtype, requires_grad);
+    Tensor t = Tensor::empty(sizes, dtype, target);
+    fill_tensor(t, value);
+    return finish_factory(t, device, requires_grad);
+  }
   Tensor t = new_factory_tensor(sizes, dtype, device, requires_grad, name);
   TSL_DISPATCH_ALL(dtype, "full", [&] {
     scalar_t v = value.to<scalar_t>();
@@ -63,7 +71,7 @@ Tensor filled(std::span<const int64_t> sizes, DType dtype, Scalar value, const O
       std::fill_n(data, t.numel(), v);
     }
   });
-  return finish_factory(t, requires_grad);
+  return finish_factory(t, device, requires_grad);
 }
 
 Tensor zeros_kernel(Sizes size, OptDType dtype, OptDevice device, bool requires_grad) {
@@ -96,7 +104,8 @@ Tensor scalar_tensor_kernel(Scalar value, OptDType dtype, OptDevice device, bool
 
 Tensor like(const Tensor& self, Scalar value, OptDType dtype, OptDevice device, bool requires_grad,
             const char* name) {
-  return filled(self.sizes(), dtype.value_or(self.dtype()), value, device, requires_grad, name);
+  return filled(self.sizes(), dtype.value_or(self.dtype()), value, device.value_or(self.device()),
+                requires_grad, name);
 }
 
 Tensor zeros_like_kernel(const Tensor& self, OptDType dtype, OptDevice device, bool rg) {
@@ -182,7 +191,7 @@ T leaf_value(const IValue& v) {
 Tensor tensor_from_tensor(const Tensor& data, OptDType dtype, OptDevice device, bool rg) {
   Tensor t = new_factory_tensor(data.sizes(), dtype.value_or(data.dtype()), device, rg, "tensor");
   copy_into(t, data);
-  return finish_factory(t, rg);
+  return finish_factory(t, device, rg);
 }
 
 Tensor tensor_kernel(IValue data, OptDType dtype, OptDevice device, bool requires_grad) {
@@ -201,7 +210,7 @@ Tensor tensor_kernel(IValue data, OptDType dtype, OptDevice device, bool require
     for (size_t i = 0; i < nested.leaves.size(); ++i)
       p[i] = leaf_value<scalar_t>(*nested.leaves[i]);
   });
-  return finish_factory(out, requires_grad);
+  return finish_factory(out, device, requires_grad);
 }
 
 // ---- arange, linspace, eye ------------------------------------------------------------
@@ -270,7 +279,7 @@ Tensor arange_start_kernel(Scalar start, Scalar end, Scalar step, OptDType dtype
         p[i] = static_cast<scalar_t>(s + st * static_cast<double>(i));
     });
   }
-  return finish_factory(out, requires_grad);
+  return finish_factory(out, device, requires_grad);
 }
 
 Tensor arange_kernel(Scalar end, OptDType dtype, OptDevice device, bool requires_grad) {
@@ -326,7 +335,7 @@ Tensor linspace_kernel(Scalar start, Scalar end, int64_t steps, OptDType dtype, 
         TSL_ERROR("linspace: not implemented for 'Bool'");
     }
   }
-  return finish_factory(out, requires_grad);
+  return finish_factory(out, device, requires_grad);
 }
 
 Tensor eye_kernel(int64_t n, std::optional<int64_t> m_opt, OptDType dtype, OptDevice device,

@@ -24,7 +24,7 @@ Tensor uniform_tensor(std::span<const int64_t> size, DType t, const OptDevice& d
   check_floating(t, name);
   Tensor out = cpu::new_factory_tensor(size, t, device, rg, name);
   cpu::fill_uniform(out);
-  return cpu::finish_factory(out, rg);
+  return cpu::finish_factory(out, device, rg);
 }
 
 Tensor normal_tensor(std::span<const int64_t> size, DType t, const OptDevice& device, bool rg,
@@ -32,7 +32,7 @@ Tensor normal_tensor(std::span<const int64_t> size, DType t, const OptDevice& de
   check_floating(t, name);
   Tensor out = cpu::new_factory_tensor(size, t, device, rg, name);
   cpu::fill_normal(out);
-  return cpu::finish_factory(out, rg);
+  return cpu::finish_factory(out, device, rg);
 }
 
 Tensor rand_kernel(Sizes size, OptDType dtype, OptDevice device, bool rg) {
@@ -59,9 +59,9 @@ Tensor normal_kernel(double mean, double std, Sizes size, OptDType dtype, OptDev
                      bool rg) {
   TSL_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   DType t = dtype.value_or(DType::Float32);
-  Tensor out = normal_tensor(size, t, device, false, "normal");
+  Tensor out = normal_tensor(size, t, kCPU, false, "normal");
   scale_shift(out, Tensor::scalar(Scalar(std), t), Tensor::scalar(Scalar(mean), t));
-  return cpu::finish_factory(out, rg);
+  return cpu::finish_factory(out, device, rg);
 }
 
 // normal(mean, std) with tensors of the same number of elements: mean's shape.
@@ -83,11 +83,13 @@ Tensor normal_tensors_kernel(const Tensor& mean, const Tensor& std) {
 }
 
 Tensor rand_like_kernel(const Tensor& self, OptDType dtype, OptDevice device, bool rg) {
-  return uniform_tensor(self.sizes(), dtype.value_or(self.dtype()), device, rg, "rand_like");
+  return uniform_tensor(self.sizes(), dtype.value_or(self.dtype()), device.value_or(self.device()),
+                        rg, "rand_like");
 }
 
 Tensor randn_like_kernel(const Tensor& self, OptDType dtype, OptDevice device, bool rg) {
-  return normal_tensor(self.sizes(), dtype.value_or(self.dtype()), device, rg, "randn_like");
+  return normal_tensor(self.sizes(), dtype.value_or(self.dtype()), device.value_or(self.device()),
+                       rg, "randn_like");
 }
 
 Tensor randint_kernel(int64_t low, int64_t high, Sizes size, OptDType dtype, OptDevice device,
@@ -96,7 +98,7 @@ Tensor randint_kernel(int64_t low, int64_t high, Sizes size, OptDType dtype, Opt
             " >= to=", high);
   Tensor out = cpu::new_factory_tensor(size, dtype.value_or(DType::Int64), device, rg, "randint");
   cpu::fill_randint(out, low, high);
-  return cpu::finish_factory(out, rg);
+  return cpu::finish_factory(out, device, rg);
 }
 
 Tensor randint_high_kernel(int64_t high, Sizes size, OptDType dtype, OptDevice device, bool rg) {

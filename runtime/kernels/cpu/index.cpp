@@ -5,6 +5,7 @@
 #include "runtime/kernels/cpu/shape_kernels.h"
 #include "runtime/kernels/cpu/strided.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl::cpu {
 namespace {
@@ -252,8 +253,9 @@ Tensor index(const Tensor& self, std::vector<std::optional<Tensor>> index_list) 
 }
 
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
-  TSL_CHECK(self.device().is_cpu() && index.device().is_cpu(),
-            "index_select: expected CPU tensors");
+  TSL_CHECK(index.device() == self.device(),
+            "Expected all tensors to be on the same device, but found at least two devices, ",
+            self.device().str(), " and ", index.device().str(), "!");
   TSL_CHECK(index.dim() <= 1, "index_select(): Index is supposed to be a vector, got a ",
             index.dim(), "-D tensor");
   TSL_CHECK(index.dtype() == DType::Int64, "index_select(): Expected dtype int64 for index, got ",
@@ -269,6 +271,24 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   else
     TSL_CHECK(n == 1, "index_select(): Index to scalar can have only 1 value, got ", n,
               " value(s)");
+  if (!self.device().is_cpu()) {
+    // On a device: a gather whose index walks `dim` (Note [Reductions on every device]).
+    Tensor out = Tensor::empty(out_sizes, self.dtype(), self.device());
+    if (out.numel() == 0) return out;
+    DimVector idx_strides(out_sizes.size(), 0), src_strides = self.strides();
+    if (self.dim() > 0) {
+      idx_strides[d] = idx.dim() == 0 ? 0 : idx.strides()[0];
+      src_strides[d] = 0;
+    }
+    Tensor iv = idx.as_strided(out_sizes, idx_strides, idx.storage_offset());
+    Tensor sv = self.as_strided(out_sizes, src_strides, self.storage_offset());
+    if (std::optional<int64_t> bad =
+            cuda_backend()->gather(out, iv, sv, self.dim() == 0 ? 0 : self.strides()[d], size)) {
+      TSL_ERROR("index_select(): index ", *bad, " is out of range for dimension ", d, " with size ",
+                size);
+    }
+    return out;
+  }
   Tensor out = Tensor::empty(out_sizes, self.dtype());
   const int64_t* ids = idx.data_ptr<int64_t>();
   for (int64_t i = 0; i < n; ++i) {
@@ -280,7 +300,9 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
 }
 
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
-  TSL_CHECK(self.device().is_cpu() && index.device().is_cpu(), "gather: expected CPU tensors");
+  TSL_CHECK(index.device() == self.device(),
+            "Expected all tensors to be on the same device, but found at least two devices, ",
+            self.device().str(), " and ", index.device().str(), "!");
   TSL_CHECK(index.dtype() == DType::Int64, "gather(): Expected dtype int64 for index, got ",
             dtype_name(index.dtype()));
   int64_t d = wrap_dim(dim, self.dim());
@@ -292,7 +314,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
               " expected index ", shape_str(index.sizes()), " to be smaller than self ",
               shape_str(self.sizes()), " apart from dimension ", d);
   }
-  Tensor out = Tensor::empty(index.sizes(), self.dtype());
+  Tensor out = Tensor::empty(index.sizes(), self.dtype(), self.device());
   if (out.numel() == 0) return out;
   int64_t size = self.dim() == 0 ? 1 : self.sizes()[d];
   int64_t stride = self.dim() == 0 ? 0 : self.strides()[d];
@@ -301,6 +323,13 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   if (self.dim() > 0 && self.dim() == index.dim()) {
     self_strides = self.strides();
     self_strides[d] = 0;
+  }
+  if (!self.device().is_cpu()) {
+    Tensor sv = self.as_strided(index.sizes(), self_strides, self.storage_offset());
+    if (std::optional<int64_t> bad = cuda_backend()->gather(out, index, sv, stride, size)) {
+      TSL_ERROR("index ", *bad, " is out of bounds for dimension ", d, " with size ", size);
+    }
+    return out;
   }
   const std::span<const int64_t> all[3] = {out.strides().span(), index.strides().span(),
                                            self_strides.span()};

@@ -1,6 +1,7 @@
-// CPU kernels of masked_fill: self with one value where a bool mask is True. Out of
+// The kernels of masked_fill: self with one value where a bool mask is True. Out of
 // place, as torch.masked_fill: self and mask broadcast to the result's shape, and the
-// value is converted to self's dtype (5.7 fills an int64 tensor with 5).
+// value is converted to self's dtype (5.7 fills an int64 tensor with 5). On a device
+// it is that device's `where` (so the CUDA backend shares these kernels).
 #include "runtime/kernels/cpu/loops.h"
 #include "runtime/kernels/kernel.h"
 
@@ -9,13 +10,16 @@ namespace {
 
 // `value` is a 0-dim tensor of self's dtype.
 Tensor masked_fill_with(const Tensor& self, const Tensor& mask, const Tensor& value) {
-  TSL_CHECK(self.device().is_cpu() && mask.device().is_cpu(), "masked_fill: expected CPU tensors");
+  check_same_device(mask, self.device());
   // PyTorch 1.13 also takes int64 masks of zeros and ones (a deprecated path); TSL keeps
   // to the bool masks that comparisons make (docs/language.md).
   TSL_CHECK(mask.dtype() == DType::Bool,
             "masked_fill_ only supports boolean masks, but got mask with dtype ",
             dtype_name(mask.dtype()));
   DimVector shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill");
+  if (!self.device().is_cpu()) {
+    return call_op(OpId::where, {IValue(mask), IValue(value), IValue(self)}).at(0).to_tensor();
+  }
   Tensor out = Tensor::empty(shape, self.dtype());
   TSL_DISPATCH_ALL(self.dtype(), "masked_fill",
                    [&] { where_into<scalar_t>(out, mask, value, self); });

@@ -1,36 +1,13 @@
 // CPU kernels: the losses (nll_loss, cross_entropy with class or probability targets
 // and label smoothing, mse_loss, binary_cross_entropy), following PyTorch 1.13's
 // formulas, reductions and messages.
+#include "runtime/kernels/cpu/nn_loss.h"
 #include "runtime/kernels/cpu/nn_softmax.h"
 #include "runtime/kernels/cpu/reduction_common.h"
 
 namespace tsl::cpu {
-namespace {
-
-Tensor cast_contiguous(const Tensor& x, DType dtype) {
-  if (x.dtype() == dtype) return x.contiguous();
-  Tensor out = Tensor::empty(x.sizes(), dtype);
-  copy_into(out, x);
-  return out;
-}
-
-// A contiguous copy of x broadcast to `shape` (x itself when it already is).
-Tensor broadcast_contiguous(const Tensor& x, std::span<const int64_t> shape, DType dtype) {
-  if (x.sizes() == DimVector(shape)) return cast_contiguous(x, dtype);
-  Tensor out = Tensor::empty(shape, dtype);
-  copy_into(out, x);
-  return out;
-}
 
 // ---- nll_loss and cross_entropy with class targets ----
-
-// Input [N, C, S...] (or [C]) read as batch x classes x spatial.
-struct ClassLayout {
-  int64_t batch = 1;
-  int64_t classes = 1;
-  int64_t spatial = 1;
-  DimVector none_shape;  // the shape of reduction='none'
-};
 
 ClassLayout class_layout(const Tensor& input, const Tensor& target) {
   TSL_CHECK(input.dim() >= 1, "Expected 1 or more dimensions (got ", input.dim(), ")");
@@ -71,6 +48,23 @@ std::optional<Tensor> checked_weight(const std::optional<Tensor>& weight, const 
   TSL_CHECK(weight->dtype() == input.dtype(), "expected scalar type ",
             scalar_type_name(input.dtype()), " but found ", scalar_type_name(weight->dtype()));
   return weight->contiguous();
+}
+
+namespace {
+
+Tensor cast_contiguous(const Tensor& x, DType dtype) {
+  if (x.dtype() == dtype) return x.contiguous();
+  Tensor out = Tensor::empty(x.sizes(), dtype);
+  copy_into(out, x);
+  return out;
+}
+
+// A contiguous copy of x broadcast to `shape` (x itself when it already is).
+Tensor broadcast_contiguous(const Tensor& x, std::span<const int64_t> shape, DType dtype) {
+  if (x.sizes() == DimVector(shape)) return cast_contiguous(x, dtype);
+  Tensor out = Tensor::empty(shape, dtype);
+  copy_into(out, x);
+  return out;
 }
 
 // Per element (n, s): nll = -w[t] * logp[n, t, s] and, for label smoothing,
@@ -275,6 +269,18 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, std::string reduction
   DType t = promote_types(input.dtype(), target.dtype());
   TSL_CHECK(is_floating(t), "\"mse_cpu\" not implemented for '", scalar_type_name(t), "'");
   DimVector shape = broadcast_shapes(input.sizes(), target.sizes(), "mse_loss");
+  if (!input.device().is_cpu() || !target.device().is_cpu()) {
+    // On a device: its kernels, (x - y)^2 then the reduction.
+    check_same_device(target, input.device());
+    auto op1 = [](OpId op, std::vector<IValue> args) {
+      return call_op(op, std::move(args)).at(0).to_tensor();
+    };
+    Tensor d = op1(OpId::sub, {IValue(input), IValue(target), IValue(int64_t{1})});
+    Tensor sq = op1(OpId::to_dtype, {IValue(op1(OpId::mul, {IValue(d), IValue(d)})), IValue(t)});
+    if (r == Reduction::None) return sq;
+    return op1(r == Reduction::Mean ? OpId::mean : OpId::sum,
+               {IValue(sq), IValue(), IValue(false), IValue()});
+  }
   Tensor x = broadcast_contiguous(input, shape, t);
   Tensor y = broadcast_contiguous(target, shape, t);
   return TSL_DISPATCH_FLOATING(t, "mse_loss", [&] {

@@ -2,6 +2,7 @@
 // tensor. The other reductions live in reduction_index.cpp (max.dim, argmax, ...),
 // reduction_stats.cpp (var, std, norm, logsumexp) and reduction_scan.cpp (cumsum).
 #include "runtime/kernels/cpu/reduction_common.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl {
 namespace cpu {
@@ -9,7 +10,7 @@ namespace {
 
 Tensor cast_to(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
-  Tensor out = Tensor::empty(x.sizes(), dtype);
+  Tensor out = Tensor::empty(x.sizes(), dtype, x.device());
   copy_into(out, x);
   return out;
 }
@@ -28,12 +29,34 @@ struct Cast {
   }
 };
 
+// Note [Reductions on every device]
+// The reduction kernels here check their arguments and plan the [outer, reduce, inner]
+// layout (device-neutral: shapes and a contiguous copy); only the loop is per device:
+// reduce_plan on the CPU, the DeviceBackend's reduce elsewhere. So the CUDA backend
+// registers these very kernels, and both devices share every check and message.
+
+// Runs the device's loop for a plan when p.input is not on the CPU; false on the CPU.
+bool reduce_on_device(ReduceKind kind, const ReducePlan& p, const Tensor& out,
+                      double divisor = 1.0) {
+  if (p.input.device().is_cpu()) return false;
+  DeviceBackend* backend = cuda_backend();
+  TSL_INTERNAL_ASSERT(backend != nullptr, "a CUDA tensor without the CUDA backend");
+  backend->reduce(kind, p.input.contiguous(), p.outer, p.reduce, p.inner, out, divisor);
+  return true;
+}
+
 // sum and prod: accumulate in the wide type, then convert to the requested dtype.
 template <template <typename> class OpT>
 Tensor sum_like(const Tensor& self, DimMask mask, bool keepdim, std::optional<DType> dtype) {
   Tensor x = dtype ? cast_to(self, *dtype) : self;
   ReducePlan p = plan_reduction(x, mask, keepdim);
-  Tensor out = Tensor::empty(p.out_sizes, widened_dtype(x.dtype()));
+  Tensor out = Tensor::empty(p.out_sizes, widened_dtype(x.dtype()), x.device());
+  constexpr ReduceKind kind =
+      std::is_same_v<OpT<float>, SumOp<float>> ? ReduceKind::Sum : ReduceKind::Prod;
+  if (reduce_on_device(kind, p, out)) {
+    if (dtype && *dtype != out.dtype()) return cast_to(out, *dtype);
+    return out;
+  }
   TSL_DISPATCH_ALL(x.dtype(), "sum", [&] {
     using Out = widened_t<scalar_t>;
     reduce_plan<OpT<scalar_t>, scalar_t>(OpT<scalar_t>{}, p, out.data_ptr<Out>(), Cast<Out>{});
@@ -46,7 +69,8 @@ Tensor sum_like(const Tensor& self, DimMask mask, bool keepdim, std::optional<DT
 template <bool kMax>
 Tensor extremum(const Tensor& x, DimMask mask, bool keepdim) {
   ReducePlan p = plan_reduction(x, mask, keepdim);
-  Tensor out = Tensor::empty(p.out_sizes, x.dtype());
+  Tensor out = Tensor::empty(p.out_sizes, x.dtype(), x.device());
+  if (reduce_on_device(kMax ? ReduceKind::Max : ReduceKind::Min, p, out)) return out;
   TSL_DISPATCH_ALL(x.dtype(), "amax", [&] {
     using Op = std::conditional_t<kMax, MaxFor<scalar_t>, MinFor<scalar_t>>;
     reduce_plan<Op, scalar_t>(Op{}, p, out.data_ptr<scalar_t>(), Cast<scalar_t>{});
@@ -79,7 +103,10 @@ template <template <typename> class OpT>
 Tensor boolean_reduce(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   DimMask mask = dim ? single_dim_mask(*dim, x.dim()) : all_dims_mask(x.dim());
   ReducePlan p = plan_reduction(x, mask, keepdim && dim.has_value());
-  Tensor out = Tensor::empty(p.out_sizes, DType::Bool);
+  Tensor out = Tensor::empty(p.out_sizes, DType::Bool, x.device());
+  constexpr ReduceKind kind =
+      std::is_same_v<OpT<float>, AnyOp<float>> ? ReduceKind::Any : ReduceKind::All;
+  if (reduce_on_device(kind, p, out)) return out;
   TSL_DISPATCH_ALL(x.dtype(), "all", [&] {
     reduce_plan<OpT<scalar_t>, scalar_t>(OpT<scalar_t>{}, p, out.data_ptr<bool>(), Cast<bool>{});
   });
@@ -110,7 +137,8 @@ Tensor mean(const Tensor& self, std::optional<std::vector<int64_t>> dim, bool ke
             scalar_type_name(t));
   Tensor x = cast_to(self, t);
   ReducePlan p = plan_reduction(x, reduce_mask(dim, x.dim()), keepdim);
-  Tensor out = Tensor::empty(p.out_sizes, t);
+  Tensor out = Tensor::empty(p.out_sizes, t, x.device());
+  if (reduce_on_device(ReduceKind::Sum, p, out, static_cast<double>(p.reduce))) return out;
   TSL_DISPATCH_FLOATING(t, "mean", [&] {
     double n = static_cast<double>(p.reduce);
     reduce_plan<SumOp<scalar_t>, scalar_t>(

@@ -2,6 +2,7 @@
 // indices), argmax and argmin. Ties give the first position; NaN counts as the
 // extreme value, as in PyTorch.
 #include "runtime/kernels/cpu/reduction_common.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl::cpu {
 namespace {
@@ -70,6 +71,16 @@ void arg_reduce(const ReducePlan& p, T* values, int64_t* indices) {
   });
 }
 
+// The device's loop for a plan on a device (Note [Reductions on every device] in
+// reduction.cpp); false on the CPU.
+bool arg_on_device(bool max, const ReducePlan& p, const Tensor& values, const Tensor& indices) {
+  if (p.input.device().is_cpu()) return false;
+  DeviceBackend* backend = cuda_backend();
+  TSL_INTERNAL_ASSERT(backend != nullptr, "a CUDA tensor without the CUDA backend");
+  backend->arg_reduce(max, p.input.contiguous(), p.outer, p.reduce, p.inner, values, indices);
+  return true;
+}
+
 template <bool kMax>
 std::tuple<Tensor, Tensor> extremum_dim(const Tensor& self, int64_t dim, bool keepdim) {
   const char* name = kMax ? "max" : "min";
@@ -78,8 +89,9 @@ std::tuple<Tensor, Tensor> extremum_dim(const Tensor& self, int64_t dim, bool ke
   TSL_CHECK(self.dim() == 0 || self.sizes()[d] != 0, name, "(): Expected reduction dim ", d,
             " to have non-zero size.");
   ReducePlan p = plan_reduction(self, mask, keepdim);
-  Tensor values = Tensor::empty(p.out_sizes, self.dtype());
-  Tensor indices = Tensor::empty(p.out_sizes, DType::Int64);
+  Tensor values = Tensor::empty(p.out_sizes, self.dtype(), self.device());
+  Tensor indices = Tensor::empty(p.out_sizes, DType::Int64, self.device());
+  if (arg_on_device(kMax, p, values, indices)) return {values, indices};
   TSL_DISPATCH_ALL(self.dtype(), "max", [&] {
     arg_reduce<kMax, scalar_t>(p, values.data_ptr<scalar_t>(), indices.data_ptr<int64_t>());
   });
@@ -102,7 +114,8 @@ Tensor arg_extremum(const Tensor& self, std::optional<int64_t> dim, bool keepdim
     mask = all_dims_mask(self.dim());
   }
   ReducePlan p = plan_reduction(self, mask, keepdim);
-  Tensor indices = Tensor::empty(p.out_sizes, DType::Int64);
+  Tensor indices = Tensor::empty(p.out_sizes, DType::Int64, self.device());
+  if (arg_on_device(kMax, p, Tensor(), indices)) return indices;
   TSL_DISPATCH_ALL(self.dtype(), "max", [&] {
     arg_reduce<kMax, scalar_t>(p, static_cast<scalar_t*>(nullptr), indices.data_ptr<int64_t>());
   });

@@ -120,6 +120,64 @@ void welford_reduce(const ReducePlan& p, T* out, const Finish& finish) {
   });
 }
 
+// ---- On a device: the same checks, then compositions of the device's kernels ----
+// (Note [Reductions on every device] in reduction.cpp.) Two passes where the CPU runs
+// Welford's update: the results agree to rounding.
+
+Tensor op1(OpId op, std::vector<IValue> args) {
+  return call_op(op, std::move(args)).at(0).to_tensor();
+}
+
+IValue dims_of(DimMask mask, int64_t ndim) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if ((mask >> d) & 1) dims.push_back(d);
+  }
+  return IValue::int_list(dims);
+}
+
+Tensor device_sum(const Tensor& x, DimMask mask, bool keepdim) {
+  return op1(OpId::sum, {IValue(x), dims_of(mask, x.dim()), IValue(keepdim), IValue()});
+}
+
+Tensor device_var(const Tensor& x, DimMask mask, double divisor, bool keepdim, bool take_sqrt) {
+  Tensor mean = op1(OpId::mean, {IValue(x), dims_of(mask, x.dim()), IValue(true), IValue()});
+  Tensor dev = op1(OpId::sub, {IValue(x), IValue(mean), IValue(int64_t{1})});
+  Tensor m2 = device_sum(op1(OpId::mul, {IValue(dev), IValue(dev)}), mask, keepdim);
+  Tensor v = op1(OpId::div, {IValue(m2), IValue(divisor), IValue()});
+  return take_sqrt ? op1(OpId::sqrt, {IValue(v)}) : v;
+}
+
+Tensor device_logsumexp(const Tensor& x, DimMask mask, bool keepdim) {
+  // The max with keepdim (an infinite one shifts by 0, as on the CPU).
+  Tensor m = op1(OpId::amax, {IValue(x), dims_of(mask, x.dim()), IValue(true)});
+  Tensor shift = op1(OpId::where, {IValue(op1(OpId::isinf, {IValue(m)})),
+                                   IValue(Tensor::scalar(Scalar(0.0), x.dtype())), IValue(m)});
+  Tensor e =
+      op1(OpId::exp, {IValue(op1(OpId::sub, {IValue(x), IValue(shift), IValue(int64_t{1})}))});
+  Tensor s = op1(OpId::log, {IValue(device_sum(e, mask, keepdim))});
+  if (!keepdim) shift = device_sum(shift, mask, false);  // drops the kept 1-sized dims
+  return op1(OpId::add, {IValue(s), IValue(shift), IValue(int64_t{1})});
+}
+
+Tensor device_norm(const Tensor& x, DimMask mask, double order, bool keepdim) {
+  Tensor a = op1(OpId::abs, {IValue(x)});
+  IValue dims = dims_of(mask, x.dim());
+  if (order == 2)
+    return op1(OpId::sqrt,
+               {IValue(device_sum(op1(OpId::mul, {IValue(x), IValue(x)}), mask, keepdim))});
+  if (order == 1) return device_sum(a, mask, keepdim);
+  if (order == 0) {
+    Tensor nz =
+        op1(OpId::to_dtype, {IValue(op1(OpId::ne, {IValue(x), IValue(0.0)})), IValue(x.dtype())});
+    return device_sum(nz, mask, keepdim);
+  }
+  if (std::isinf(order))
+    return op1(order > 0 ? OpId::amax : OpId::amin, {IValue(a), dims, IValue(keepdim)});
+  Tensor s = device_sum(op1(OpId::pow, {IValue(a), IValue(order)}), mask, keepdim);
+  return op1(OpId::pow, {IValue(s), IValue(1.0 / order)});
+}
+
 // PyTorch's CPU algorithms, whose roundings differ: a reduction over every dim (of size
 // > 1) takes two passes, the mean and then the squared deviations from it, in double
 // (std_var_all_cpu); a reduction that leaves more than one output runs Welford's update
@@ -130,10 +188,11 @@ Tensor var_impl(const Tensor& self, DimMask mask, bool unbiased, bool keepdim, b
   TSL_CHECK(is_floating(self.dtype()),
             "std and var only support floating point and complex dtypes");
   ReducePlan p = plan_reduction(self, mask, keepdim);
-  Tensor out = Tensor::empty(p.out_sizes, self.dtype());
+  Tensor out = Tensor::empty(p.out_sizes, self.dtype(), self.device());
   if (p.outer * p.inner == 0) return out;
   double n = static_cast<double>(p.reduce);
   double divisor = std::max(0.0, n - (unbiased ? 1.0 : 0.0));
+  if (!self.device().is_cpu()) return device_var(self, mask, divisor, keepdim, take_sqrt);
   TSL_DISPATCH_FLOATING(self.dtype(), "var", [&] {
     using T = scalar_t;
     auto finish = [divisor, take_sqrt](double m2) {
@@ -170,9 +229,10 @@ Tensor std_dim(const Tensor& self, std::optional<std::vector<int64_t>> dim, bool
 Tensor logsumexp(const Tensor& self, std::vector<int64_t> dim, bool keepdim) {
   Tensor x = self;
   if (!is_floating(x.dtype())) {
-    x = Tensor::empty(self.sizes(), DType::Float32);
+    x = Tensor::empty(self.sizes(), DType::Float32, self.device());
     copy_into(x, self);
   }
+  if (!x.device().is_cpu()) return device_logsumexp(x, reduce_mask(dim, x.dim()), keepdim);
   ReducePlan p = plan_reduction(x, reduce_mask(dim, x.dim()), keepdim);
   Tensor out = Tensor::empty(p.out_sizes, x.dtype());
   TSL_DISPATCH_FLOATING(x.dtype(), "logsumexp", [&] {
@@ -250,6 +310,9 @@ Tensor norm(const Tensor& self, Scalar p, std::optional<std::vector<int64_t>> di
   Tensor out = Tensor::empty(plan.out_sizes, self.dtype());
   // Over zero elements every norm is 0 in PyTorch 1.13, +-inf ones included.
   if (plan.reduce == 0 && std::isinf(order)) order = 1;
+  if (!self.device().is_cpu()) {
+    return device_norm(self, reduce_mask(dim, self.dim()), order, keepdim);
+  }
   TSL_DISPATCH_FLOATING(self.dtype(), "norm",
                         [&] { norm_typed<scalar_t>(plan, out.data_ptr<scalar_t>(), order); });
   return out;

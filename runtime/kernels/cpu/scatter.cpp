@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "runtime/kernels/cpu/reduction_common.h"
+#include "runtime/kernels/cpu/scatter.h"
 #include "runtime/kernels/cpu/shape_kernels.h"
 #include "runtime/kernels/cpu/strided.h"
 #include "runtime/kernels/kernel.h"
@@ -115,8 +116,8 @@ Tensor sum_to_size(const Tensor& self, std::vector<int64_t> size) {
 
 // ---- scatter_add -----------------------------------------------------------------------
 
-// PyTorch's scatter_shape_check: index, self and src have as many dims (0-dim counts
-// as 1), and index is no larger than src anywhere nor than self off `dim`.
+}  // namespace
+
 void check_scatter_shapes(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   NonEmptyGeometry s(self), i(index), x(src);
   TSL_CHECK(i.sizes.size() == s.sizes.size(),
@@ -134,6 +135,19 @@ void check_scatter_shapes(const Tensor& self, int64_t dim, const Tensor& index, 
             shape_str(self.sizes()), " apart from dimension ", dim,
             " and to be smaller size than src ", shape_str(src.sizes()));
 }
+
+void check_scatter_add_args(const Tensor& self, int64_t dim, const Tensor& index,
+                            const Tensor& src) {
+  TSL_CHECK(index.dtype() == DType::Int64, "scatter(): Expected dtype int64 for index, got ",
+            dtype_name(index.dtype()));
+  TSL_CHECK(self.dtype() == src.dtype(),
+            "scatter(): Expected self.dtype to be equal to src.dtype, got ",
+            dtype_name(self.dtype()), " and ", dtype_name(src.dtype()));
+  // PyTorch checks no shapes for an empty index.
+  if (index.numel() > 0) check_scatter_shapes(self, dim, index, src);
+}
+
+namespace {
 
 // out[..., index[p], ...] += src[p] for every position p of index (row-major order).
 template <typename T>
@@ -160,14 +174,9 @@ void scatter_add_loop(const Tensor& out, int64_t dim, const Tensor& index, const
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   check_cpu("scatter_add", {&self, &index, &src});
   int64_t d = wrap_dim(dim, self.dim());
-  TSL_CHECK(index.dtype() == DType::Int64, "scatter(): Expected dtype int64 for index, got ",
-            dtype_name(index.dtype()));
-  TSL_CHECK(self.dtype() == src.dtype(),
-            "scatter(): Expected self.dtype to be equal to src.dtype, got ",
-            dtype_name(self.dtype()), " and ", dtype_name(src.dtype()));
+  check_scatter_add_args(self, d, index, src);
   Tensor out = clone(self);
-  if (index.numel() == 0) return out;  // PyTorch checks no shapes then
-  check_scatter_shapes(self, d, index, src);
+  if (index.numel() == 0) return out;
   TSL_DISPATCH_ALL(self.dtype(), "scatter_add",
                    [&] { scatter_add_loop<scalar_t>(out, d, index, src); });
   return out;

@@ -1,0 +1,50 @@
+// The CUDA backend's entry point: registers its kernels and installs its allocator and
+// DeviceBackend (called from ensure_kernels_registered in a build with CUDA).
+#include "runtime/kernels/kernel.h"
+
+namespace tsl {
+namespace cuda {
+void register_elementwise_kernels();  // cuda_elementwise.cpp
+void register_blas_kernels();         // cuda_blas.cpp
+void register_nn_kernels();           // cuda_nn.cpp
+void install_backend();               // cuda_elementwise.cpp
+}  // namespace cuda
+
+namespace {
+
+// Kernels written once for every device: they reach memory only through copy_into,
+// fill_tensor and the DeviceBackend's reduce, so their CPU registration serves CUDA too.
+constexpr OpId kSharedKernels[] = {
+    // copies and conversions (cpu/elementwise_fill_copy.cpp)
+    OpId::copy_, OpId::to_dtype, OpId::fill_, OpId::zero_,
+    // the *_like factories read only the size, dtype and device of their tensor
+    OpId::zeros_like, OpId::ones_like, OpId::empty_like, OpId::full_like, OpId::rand_like,
+    OpId::randn_like,
+    // Note [Reductions on every device] (cpu/reduction.cpp)
+    OpId::sum, OpId::mean, OpId::prod, OpId::amax, OpId::amin, OpId::max, OpId::min, OpId::all,
+    OpId::any, OpId::sum_to_size, OpId::max_dim, OpId::min_dim, OpId::argmax, OpId::argmin,
+    // joins and masks built on copies and `where` (cpu/shape_join.cpp, cpu/masked_fill.cpp)
+    OpId::cat, OpId::stack, OpId::repeat, OpId::masked_fill_scalar, OpId::masked_fill_tensor,
+    // gathers through the DeviceBackend's gather (cpu/index.cpp)
+    OpId::gather, OpId::index_select,
+    // `where` with a mask (cpu/diagonal.cpp)
+    OpId::tril, OpId::triu,
+    // compositions of device kernels on a device (cpu/reduction_stats.cpp)
+    OpId::var, OpId::var_dim, OpId::std, OpId::std_dim, OpId::logsumexp, OpId::norm,
+    OpId::mse_loss};
+
+}  // namespace
+
+void register_cuda_kernels() {
+  cuda::install_backend();
+  for (OpId op : kSharedKernels) {
+    const KernelEntry& cpu = lookup_kernel(DeviceType::CPU, op);
+    TSL_INTERNAL_ASSERT(cpu.fn != nullptr, "no CPU kernel to share for ", op_info(op).name);
+    register_kernel(DeviceType::CUDA, op, cpu.fn, cpu.arity);
+  }
+  cuda::register_elementwise_kernels();
+  cuda::register_blas_kernels();
+  cuda::register_nn_kernels();
+}
+
+}  // namespace tsl

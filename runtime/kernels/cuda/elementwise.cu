@@ -1,0 +1,599 @@
+// Device code of the elementwise ops: one grid-stride kernel per (op, dtypes) over the
+// strided Loop of launch.h. See Note [Elementwise loops on CUDA].
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "runtime/kernels/cuda/launch.h"
+#include "runtime/kernels/cuda/launch_common.cuh"
+
+namespace tsl::cuda {
+namespace {
+
+template <typename T>
+constexpr bool kFloat = std::is_floating_point_v<T>;
+
+// ---- Unary formulas ----------------------------------------------------------------
+
+// Whether unary op kOp is defined on compute type T (others are never launched: the
+// host converts or rejects first).
+template <OpId kOp, typename T>
+constexpr bool unary_supports() {
+  switch (kOp) {
+    case OpId::neg:
+    case OpId::abs:
+    case OpId::square:
+    case OpId::relu:
+    case OpId::clamp:
+    case OpId::clip:
+    case OpId::floor:
+    case OpId::ceil:
+    case OpId::round:
+    case OpId::trunc:
+      return !std::is_same_v<T, bool>;
+    case OpId::sign:
+    case OpId::isnan:
+    case OpId::isinf:
+    case OpId::isfinite:
+    case OpId::logical_not:
+      return true;
+    case OpId::bitwise_not:
+      return !kFloat<T>;
+    default:
+      return kFloat<T>;
+  }
+}
+
+template <typename T>
+__host__ __device__ __forceinline__ T wrap_neg(T v) {
+  if constexpr (std::is_same_v<T, int64_t>)
+    return static_cast<int64_t>(0 - static_cast<uint64_t>(v));
+  else
+    return -v;
+}
+
+template <OpId kOp, typename T>
+__host__ __device__ __forceinline__ auto unary_fn(T v, const UnaryParams& p) {
+  if constexpr (kOp == OpId::neg)
+    return wrap_neg(v);
+  else if constexpr (kOp == OpId::abs) {
+    if constexpr (kFloat<T>)
+      return std::abs(v);
+    else
+      return v < 0 ? wrap_neg(v) : v;
+  } else if constexpr (kOp == OpId::square) {
+    if constexpr (kFloat<T>)
+      return v * v;
+    else
+      return static_cast<T>(static_cast<uint64_t>(v) * static_cast<uint64_t>(v));
+  } else if constexpr (kOp == OpId::relu)
+    return v < T(0) ? T(0) : v;
+  else if constexpr (kOp == OpId::sign) {
+    if constexpr (std::is_same_v<T, bool>)
+      return v;
+    else
+      return static_cast<T>((T(0) < v) - (v < T(0)));
+  } else if constexpr (kOp == OpId::floor) {
+    if constexpr (kFloat<T>)
+      return std::floor(v);
+    else
+      return v;
+  } else if constexpr (kOp == OpId::ceil) {
+    if constexpr (kFloat<T>)
+      return std::ceil(v);
+    else
+      return v;
+  } else if constexpr (kOp == OpId::round) {
+    if constexpr (kFloat<T>)
+      return std::nearbyint(v);
+    else
+      return v;
+  } else if constexpr (kOp == OpId::trunc) {
+    if constexpr (kFloat<T>)
+      return std::trunc(v);
+    else
+      return v;
+  } else if constexpr (kOp == OpId::clamp || kOp == OpId::clip) {
+    T lo, hi;
+    if constexpr (kFloat<T>) {
+      lo = T(p.a);
+      hi = T(p.b);
+    } else {
+      lo = T(p.ia);
+      hi = T(p.ib);
+    }
+    T m = p.has_a && v < lo ? lo : v;
+    return p.has_b && m > hi ? hi : m;
+  } else if constexpr (kOp == OpId::isnan) {
+    if constexpr (kFloat<T>)
+      return v != v;
+    else
+      return false;
+  } else if constexpr (kOp == OpId::isinf) {
+    if constexpr (kFloat<T>)
+      return std::isinf(v);
+    else
+      return false;
+  } else if constexpr (kOp == OpId::isfinite) {
+    if constexpr (kFloat<T>)
+      return std::isfinite(v);
+    else
+      return true;
+  } else if constexpr (kOp == OpId::logical_not)
+    return !(v != T(0));
+  else if constexpr (kOp == OpId::bitwise_not) {
+    if constexpr (std::is_same_v<T, bool>)
+      return !v;
+    else
+      return ~v;
+  } else if constexpr (kOp == OpId::exp)
+    return std::exp(v);
+  else if constexpr (kOp == OpId::exp2)
+    return std::exp2(v);
+  else if constexpr (kOp == OpId::log)
+    return std::log(v);
+  else if constexpr (kOp == OpId::log2)
+    return std::log2(v);
+  else if constexpr (kOp == OpId::log10)
+    return std::log10(v);
+  else if constexpr (kOp == OpId::log1p)
+    return std::log1p(v);
+  else if constexpr (kOp == OpId::expm1)
+    return std::expm1(v);
+  else if constexpr (kOp == OpId::sqrt)
+    return std::sqrt(v);
+  else if constexpr (kOp == OpId::rsqrt)
+    return T(1) / std::sqrt(v);
+  else if constexpr (kOp == OpId::sin)
+    return std::sin(v);
+  else if constexpr (kOp == OpId::cos)
+    return std::cos(v);
+  else if constexpr (kOp == OpId::tan)
+    return std::tan(v);
+  else if constexpr (kOp == OpId::asin)
+    return std::asin(v);
+  else if constexpr (kOp == OpId::acos)
+    return std::acos(v);
+  else if constexpr (kOp == OpId::atan)
+    return std::atan(v);
+  else if constexpr (kOp == OpId::sinh)
+    return std::sinh(v);
+  else if constexpr (kOp == OpId::cosh)
+    return std::cosh(v);
+  else if constexpr (kOp == OpId::tanh)
+    return std::tanh(v);
+  else if constexpr (kOp == OpId::erf)
+    return std::erf(v);
+  else if constexpr (kOp == OpId::reciprocal)
+    return T(1) / v;
+  else if constexpr (kOp == OpId::frac)
+    return v - std::trunc(v);
+  else if constexpr (kOp == OpId::sigmoid)
+    return T(1) / (T(1) + std::exp(-v));
+  else if constexpr (kOp == OpId::silu)
+    return v / (T(1) + std::exp(-v));
+  else if constexpr (kOp == OpId::gelu) {
+    if (p.has_a) {  // approximate='tanh'
+      constexpr T kBeta = T(M_SQRT2 * M_2_SQRTPI * 0.5), kKappa = T(0.044715);
+      return T(0.5) * v * (T(1) + std::tanh(kBeta * (v + kKappa * v * v * v)));
+    }
+    return v * T(0.5) * (T(1) + std::erf(v * T(M_SQRT1_2)));
+  } else if constexpr (kOp == OpId::softplus) {
+    T b = T(p.a);
+    return v * b > T(p.b) ? v : T(std::log1p(std::exp(v * b)) / b);
+  } else if constexpr (kOp == OpId::elu)
+    return v > T(0) ? v : T(std::expm1(v) * T(p.a));
+  else if constexpr (kOp == OpId::leaky_relu)
+    return v > T(0) ? v : T(v * T(p.a));
+  else {
+    static_assert(kOp == OpId::neg, "unary_fn: an op without a CUDA formula");
+    return v;
+  }
+}
+
+template <OpId kOp, typename T, typename Out>
+__global__ void unary_kernel(Loop<2> l, UnaryParams p) {
+  Out* out = reinterpret_cast<Out*>(l.op[0].data);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < l.numel;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t off[2];
+    offsets(l, i, off);
+    out[off[0]] = static_cast<Out>(unary_fn<kOp>(load<T>(l.op[1], off[1]), p));
+  }
+}
+
+template <OpId kOp, typename T>
+void unary_typed(DType out, const Loop<2>& l, const UnaryParams& p) {
+  if constexpr (unary_supports<kOp, T>()) {
+    using R = decltype(unary_fn<kOp>(T{}, p));
+    if (out == dtype_of<R>) {
+      unary_kernel<kOp, T, R><<<grid_for(l.numel), kBlock, 0, stream()>>>(l, p);
+      return;
+    }
+  }
+  unsupported("unary", kOp);
+}
+
+template <OpId kOp>
+void unary_op(DType compute, DType out, const Loop<2>& l, const UnaryParams& p) {
+  switch (compute) {
+    case DType::Bool:
+      return unary_typed<kOp, bool>(out, l, p);
+    case DType::Int64:
+      return unary_typed<kOp, int64_t>(out, l, p);
+    case DType::Float32:
+      return unary_typed<kOp, float>(out, l, p);
+    case DType::Float64:
+      return unary_typed<kOp, double>(out, l, p);
+  }
+}
+
+// ---- Binary formulas ---------------------------------------------------------------
+
+template <OpId kOp, typename T>
+constexpr bool binary_supports() {
+  switch (kOp) {
+    case OpId::add:
+    case OpId::add_:
+    case OpId::mul:
+    case OpId::mul_:
+    case OpId::maximum:
+    case OpId::minimum:
+    case OpId::max_other:
+    case OpId::min_other:
+    case OpId::eq:
+    case OpId::ne:
+    case OpId::lt:
+    case OpId::le:
+    case OpId::gt:
+    case OpId::ge:
+    case OpId::logical_and:
+    case OpId::logical_or:
+    case OpId::logical_xor:
+      return true;
+    case OpId::sub:
+    case OpId::sub_:
+      return !std::is_same_v<T, bool>;
+    case OpId::pow:
+      return !std::is_same_v<T, bool>;
+    case OpId::bitwise_and:
+    case OpId::bitwise_or:
+    case OpId::bitwise_xor:
+      return !kFloat<T>;
+    case OpId::floor_divide:
+    case OpId::remainder:
+      return !std::is_same_v<T, bool>;
+    default:  // div, atan2: floating (ints are converted first)
+      return kFloat<T>;
+  }
+}
+
+template <typename T>
+__host__ __device__ __forceinline__ T wrap_add(T x, T y) {
+  if constexpr (std::is_same_v<T, int64_t>)
+    return static_cast<int64_t>(uint64_t(x) + uint64_t(y));
+  else if constexpr (std::is_same_v<T, bool>)
+    return x || y;
+  else
+    return x + y;
+}
+template <typename T>
+__host__ __device__ __forceinline__ T wrap_sub(T x, T y) {
+  if constexpr (std::is_same_v<T, int64_t>)
+    return static_cast<int64_t>(uint64_t(x) - uint64_t(y));
+  else
+    return x - y;
+}
+template <typename T>
+__host__ __device__ __forceinline__ T wrap_mul(T x, T y) {
+  if constexpr (std::is_same_v<T, int64_t>)
+    return static_cast<int64_t>(uint64_t(x) * uint64_t(y));
+  else if constexpr (std::is_same_v<T, bool>)
+    return x && y;
+  else
+    return x * y;
+}
+
+__host__ __device__ __forceinline__ int64_t pow_int(int64_t x, int64_t y) {
+  if (y < 0) return x == 1 ? 1 : x == -1 ? (y % 2 == 0 ? 1 : -1) : 0;
+  uint64_t result = 1, base = static_cast<uint64_t>(x);
+  for (uint64_t e = static_cast<uint64_t>(y); e != 0; e >>= 1) {
+    if (e & 1) result *= base;
+    base *= base;
+  }
+  return static_cast<int64_t>(result);
+}
+
+// Python's // and % for int64 (the host has checked that no divisor is 0); INT64_MIN
+// // -1 wraps, as on the CPU.
+__host__ __device__ __forceinline__ int64_t div_floor_int(int64_t x, int64_t y) {
+  if (y == 0) return 0;
+  if (y == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(x));
+  int64_t q = x / y;
+  if (x % y != 0 && ((x < 0) != (y < 0))) --q;
+  return q;
+}
+__host__ __device__ __forceinline__ int64_t remainder_int(int64_t x, int64_t y) {
+  if (y == 0 || y == -1) return 0;
+  int64_t r = x % y;
+  if (r != 0 && ((r < 0) != (y < 0))) r += y;
+  return r;
+}
+
+template <typename T>
+__host__ __device__ __forceinline__ T div_floor_float(T x, T y) {
+  if (y == 0) return x / y;
+  T mod = std::fmod(x, y);
+  T div = (x - mod) / y;
+  if (mod != 0 && ((y < 0) != (mod < 0))) div -= T(1);
+  if (div == 0) return std::copysign(T(0), x / y);
+  T floordiv = std::floor(div);
+  if (div - floordiv > T(0.5)) floordiv += T(1);
+  return floordiv;
+}
+
+template <typename T>
+__host__ __device__ __forceinline__ T remainder_float(T x, T y) {
+  T mod = std::fmod(x, y);
+  if (mod != 0 && ((y < 0) != (mod < 0))) mod += y;
+  return mod;
+}
+
+template <OpId kOp, typename T>
+__host__ __device__ __forceinline__ auto binary_fn(T x, T y, T alpha, bool has_alpha) {
+  if constexpr (kOp == OpId::add || kOp == OpId::add_)
+    return has_alpha ? wrap_add(x, wrap_mul(alpha, y)) : wrap_add(x, y);
+  else if constexpr (kOp == OpId::sub || kOp == OpId::sub_)
+    return has_alpha ? wrap_sub(x, wrap_mul(alpha, y)) : wrap_sub(x, y);
+  else if constexpr (kOp == OpId::mul || kOp == OpId::mul_)
+    return wrap_mul(x, y);
+  else if constexpr (kOp == OpId::div || kOp == OpId::div_)
+    return x / y;
+  else if constexpr (kOp == OpId::maximum || kOp == OpId::max_other) {
+    if constexpr (kFloat<T>)
+      return (x != x || x > y) ? x : (y != y ? y : (x > y ? x : y));
+    else
+      return x > y ? x : y;
+  } else if constexpr (kOp == OpId::minimum || kOp == OpId::min_other) {
+    if constexpr (kFloat<T>)
+      return (x != x || x < y) ? x : (y != y ? y : (x < y ? x : y));
+    else
+      return x < y ? x : y;
+  } else if constexpr (kOp == OpId::pow) {
+    if constexpr (kFloat<T>)
+      return y == T(2) ? x * x : y == T(0.5) ? std::sqrt(x) : T(std::pow(x, y));
+    else
+      return pow_int(x, y);
+  } else if constexpr (kOp == OpId::atan2)
+    return std::atan2(x, y);
+  else if constexpr (kOp == OpId::floor_divide) {
+    if constexpr (kFloat<T>)
+      return div_floor_float(x, y);
+    else
+      return div_floor_int(x, y);
+  } else if constexpr (kOp == OpId::remainder) {
+    if constexpr (kFloat<T>)
+      return remainder_float(x, y);
+    else
+      return remainder_int(x, y);
+  } else if constexpr (kOp == OpId::eq)
+    return x == y;
+  else if constexpr (kOp == OpId::ne)
+    return x != y;
+  else if constexpr (kOp == OpId::lt)
+    return x < y;
+  else if constexpr (kOp == OpId::le)
+    return x <= y;
+  else if constexpr (kOp == OpId::gt)
+    return x > y;
+  else if constexpr (kOp == OpId::ge)
+    return x >= y;
+  else if constexpr (kOp == OpId::logical_and)
+    return (x != T(0)) && (y != T(0));
+  else if constexpr (kOp == OpId::logical_or)
+    return (x != T(0)) || (y != T(0));
+  else if constexpr (kOp == OpId::logical_xor)
+    return (x != T(0)) != (y != T(0));
+  else if constexpr (kOp == OpId::bitwise_and) {
+    if constexpr (std::is_same_v<T, bool>)
+      return x && y;
+    else
+      return x & y;
+  } else if constexpr (kOp == OpId::bitwise_or) {
+    if constexpr (std::is_same_v<T, bool>)
+      return x || y;
+    else
+      return x | y;
+  } else if constexpr (kOp == OpId::bitwise_xor) {
+    if constexpr (std::is_same_v<T, bool>)
+      return x != y;
+    else
+      return x ^ y;
+  } else {
+    static_assert(kOp == OpId::add, "binary_fn: an op without a CUDA formula");
+    return x;
+  }
+}
+
+template <OpId kOp, typename T, typename Out>
+__global__ void binary_kernel(Loop<3> l, T alpha, bool has_alpha) {
+  Out* out = reinterpret_cast<Out*>(l.op[0].data);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < l.numel;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t off[3];
+    offsets(l, i, off);
+    out[off[0]] = static_cast<Out>(
+        binary_fn<kOp>(load<T>(l.op[1], off[1]), load<T>(l.op[2], off[2]), alpha, has_alpha));
+  }
+}
+
+template <OpId kOp, typename T>
+void binary_typed(DType out, const Loop<3>& l, double alpha, int64_t int_alpha) {
+  if constexpr (binary_supports<kOp, T>()) {
+    using R = decltype(binary_fn<kOp>(T{}, T{}, T{}, false));
+    T a = kFloat<T> ? static_cast<T>(alpha) : static_cast<T>(int_alpha);
+    bool has_alpha = kFloat<T> ? alpha != 1.0 : int_alpha != 1;
+    if (out == dtype_of<R>) {
+      binary_kernel<kOp, T, R><<<grid_for(l.numel), kBlock, 0, stream()>>>(l, a, has_alpha);
+      return;
+    }
+  }
+  unsupported("binary", kOp);
+}
+
+template <OpId kOp>
+void binary_op(DType compute, DType out, const Loop<3>& l, double alpha, int64_t int_alpha) {
+  switch (compute) {
+    case DType::Bool:
+      return binary_typed<kOp, bool>(out, l, alpha, int_alpha);
+    case DType::Int64:
+      return binary_typed<kOp, int64_t>(out, l, alpha, int_alpha);
+    case DType::Float32:
+      return binary_typed<kOp, float>(out, l, alpha, int_alpha);
+    case DType::Float64:
+      return binary_typed<kOp, double>(out, l, alpha, int_alpha);
+  }
+}
+
+// ---- where, copy ---------------------------------------------------------------------
+
+template <typename T>
+__global__ void where_kernel(Loop<4> l) {
+  T* out = reinterpret_cast<T*>(l.op[0].data);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < l.numel;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t off[4];
+    offsets(l, i, off);
+    out[off[0]] = load<bool>(l.op[1], off[1]) ? load<T>(l.op[2], off[2]) : load<T>(l.op[3], off[3]);
+  }
+}
+
+template <typename To, typename From>
+__global__ void copy_kernel(Loop<2> l) {
+  To* out = reinterpret_cast<To*>(l.op[0].data);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < l.numel;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t off[2];
+    offsets(l, i, off);
+    From v = load<From>(l.op[1], off[1]);
+    if constexpr (std::is_same_v<To, bool>)
+      out[off[0]] = v != From(0);
+    else
+      out[off[0]] = static_cast<To>(v);
+  }
+}
+
+template <typename To>
+void copy_from(DType in, const Loop<2>& l) {
+  switch (in) {
+    case DType::Bool:
+      copy_kernel<To, bool><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      break;
+    case DType::Int64:
+      copy_kernel<To, int64_t><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      break;
+    case DType::Float32:
+      copy_kernel<To, float><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      break;
+    case DType::Float64:
+      copy_kernel<To, double><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      break;
+  }
+}
+
+}  // namespace
+
+void launch_unary(OpId op, DType compute, DType out, const Loop<2>& loop, const UnaryParams& p) {
+  if (loop.numel == 0) return;
+  switch (op) {
+#define TSL_CASE(name)                           \
+  case OpId::name:                               \
+    unary_op<OpId::name>(compute, out, loop, p); \
+    break;
+    TSL_CUDA_UNARY_OPS(TSL_CASE)
+#undef TSL_CASE
+    default:
+      unsupported("unary", op);
+  }
+  check_launch("an elementwise kernel");
+}
+
+void launch_binary(OpId op, DType compute, DType out, const Loop<3>& loop, double alpha,
+                   int64_t int_alpha) {
+  if (loop.numel == 0) return;
+  switch (op) {
+#define TSL_CASE(name)                                           \
+  case OpId::name:                                               \
+    binary_op<OpId::name>(compute, out, loop, alpha, int_alpha); \
+    break;
+    TSL_CUDA_BINARY_OPS(TSL_CASE)
+#undef TSL_CASE
+    default:
+      unsupported("binary", op);
+  }
+  check_launch("an elementwise kernel");
+}
+
+bool has_unary_formula(OpId op) {
+  switch (op) {
+#define TSL_CASE(name) case OpId::name:
+    TSL_CUDA_UNARY_OPS(TSL_CASE)
+#undef TSL_CASE
+    return true;
+    default:
+      return false;
+  }
+}
+
+bool has_binary_formula(OpId op) {
+  switch (op) {
+#define TSL_CASE(name) case OpId::name:
+    TSL_CUDA_BINARY_OPS(TSL_CASE)
+#undef TSL_CASE
+    return true;
+    default:
+      return false;
+  }
+}
+
+void launch_where(DType dtype, const Loop<4>& l) {
+  if (l.numel == 0) return;
+  switch (dtype) {
+    case DType::Bool:
+      where_kernel<bool><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      break;
+    case DType::Int64:
+      where_kernel<int64_t><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      break;
+    case DType::Float32:
+      where_kernel<float><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      break;
+    case DType::Float64:
+      where_kernel<double><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      break;
+  }
+  check_launch("where");
+}
+
+void launch_copy(DType out, DType in, const Loop<2>& l) {
+  if (l.numel == 0) return;
+  switch (out) {
+    case DType::Bool:
+      copy_from<bool>(in, l);
+      break;
+    case DType::Int64:
+      copy_from<int64_t>(in, l);
+      break;
+    case DType::Float32:
+      copy_from<float>(in, l);
+      break;
+    case DType::Float64:
+      copy_from<double>(in, l);
+      break;
+  }
+  check_launch("a copy");
+}
+
+}  // namespace tsl::cuda
