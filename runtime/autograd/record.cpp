@@ -19,6 +19,7 @@
 #include "runtime/autograd/node.h"
 #include "runtime/function.h"
 #include "runtime/kernels/einsum_equation.h"
+#include "runtime/tensor/device_backend.h"
 #include "runtime/tensor/grad_mode.h"
 
 namespace tsl::autograd {
@@ -337,7 +338,7 @@ Tensor metadata_stand_in(const Tensor& t) {
   int64_t one = 1;
   Tensor cell = Tensor::empty(std::span<const int64_t>(&one, 1), t.dtype(), t.device());
   // Never read by the backward; zeroed anyway, so a bug that reads it is deterministic.
-  std::memset(cell.impl()->data(), 0, element_size(t.dtype()));
+  fill_tensor(cell, Scalar(int64_t{0}));
   DimVector zeros(t.sizes().size(), 0);
   return cell.as_strided(t.sizes(), zeros, 0);
 }

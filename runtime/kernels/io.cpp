@@ -366,7 +366,7 @@ void convert_element(const unsigned char* p, const NpyType& t, T* out) {
   }
 }
 
-Tensor load_npy(std::string path) {
+Tensor load_npy_cpu(const std::string& path) {
   std::string data = read_file_or_throw(path, "load");
   TSL_CHECK(data.size() >= 10 && data.compare(0, 6, "\x93NUMPY") == 0, "load: '", path,
             "' is not a NumPy .npy file");
@@ -405,7 +405,7 @@ Tensor load_npy(std::string path) {
 }
 
 // A CSV of numbers: one row per line, the same number of columns in each row.
-Tensor load_csv(std::string path, bool skip_header) {
+Tensor load_csv_cpu(const std::string& path, bool skip_header) {
   std::istringstream f(read_file_or_throw(path, "load_csv"));
   std::vector<float> values;
   int64_t cols = -1, rows = 0, line_no = 0;
@@ -438,6 +438,12 @@ Tensor load_csv(std::string path, bool skip_header) {
   }
   int64_t shape[2] = {rows, cols < 0 ? 0 : cols};
   return Tensor::from_vector(values, shape);
+}
+
+// A loaded tensor is a new tensor: on the default device (`tsl --device cuda`).
+Tensor load_npy(std::string path) { return copy_to_device(load_npy_cpu(path), default_device()); }
+Tensor load_csv(std::string path, bool skip_header) {
+  return copy_to_device(load_csv_cpu(path, skip_header), default_device());
 }
 
 }  // namespace

@@ -477,6 +477,14 @@ TEST(CudaKernels, JoinsAndMasksMatchTheCpu) {
     compare(OpId::cat, {IValue::list({IValue(a), IValue(a)}), IValue(int64_t{1})});
     compare(OpId::stack, {IValue::list({IValue(a), IValue(a)}), IValue(int64_t{1})});
     compare(OpId::repeat, {IValue(a), IValue::int_list(std::vector<int64_t>{2, 1, 3})});
+    compare(OpId::flip, {IValue(bt), IValue::int_list(std::vector<int64_t>{0})});
+    compare(OpId::flip,
+            {IValue(values_tensor({2, 3, 4}, dt)), IValue::int_list(std::vector<int64_t>{0, 2})});
+    compare(OpId::select_scatter,
+            {IValue(b), IValue(values_tensor({3}, dt, 4)), IValue(int64_t{0}), IValue(int64_t{2})});
+    compare(OpId::slice_scatter,
+            {IValue(b), IValue(values_tensor({4, 2}, dt, 4)), IValue(int64_t{1}),
+             IValue(int64_t{0}), IValue(int64_t{3}), IValue(int64_t{2})});
     Tensor mask = call_op(OpId::gt, {IValue(values_tensor({2, 3}, DType::Float32, 5)), IValue(0.2)})
                       .at(0)
                       .to_tensor();

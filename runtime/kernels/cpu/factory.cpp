@@ -345,12 +345,14 @@ Tensor eye_kernel(int64_t n, std::optional<int64_t> m_opt, OptDType dtype, OptDe
   TSL_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
   int64_t sizes[2] = {n, m};
   DType t = dtype.value_or(DType::Float32);
-  Tensor out = filled(sizes, t, Scalar(int64_t{0}), device, requires_grad, "eye");
+  // Made on the CPU, then moved (finish_factory), as the other factories.
+  Tensor out = filled(sizes, t, Scalar(int64_t{0}), kCPU, false, "eye");
   TSL_DISPATCH_ALL(t, "eye", [&] {
     scalar_t* p = out.data_ptr<scalar_t>();
     for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = scalar_t(1);
   });
-  return out;
+  cpu::check_factory_grad(t, requires_grad);
+  return finish_factory(out, device, requires_grad);
 }
 
 }  // namespace

@@ -369,14 +369,14 @@ void write_part(const Tensor& part, const Tensor& src) {
 
 Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim,
                      std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
-  check_cpu("slice_scatter", {&self, &src});
+  check_same_device(src, self.device());
   Tensor out = clone(self);
   write_part(slice(out, dim, start, end, step), src);
   return out;
 }
 
 Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
-  check_cpu("select_scatter", {&self, &src});
+  check_same_device(src, self.device());
   Tensor out = clone(self);
   write_part(select(out, dim, index), src);
   return out;

@@ -160,7 +160,6 @@ Tensor repeat(const Tensor& self, std::vector<int64_t> repeats) {
 // Walks the output in order with the flipped dims' strides negated, starting from the
 // last element along those dims, so each input element lands in its mirrored place.
 Tensor flip(const Tensor& self, std::vector<int64_t> dims) {
-  TSL_CHECK(self.device().is_cpu(), "flip: expected a CPU tensor");
   Tensor out = Tensor::empty(self.sizes(), self.dtype(), self.device());
   DimVector out_strides = out.strides();
   int64_t base = 0;
@@ -173,6 +172,20 @@ Tensor flip(const Tensor& self, std::vector<int64_t> dims) {
     if (self.dim() == 0) continue;
     base += (self.sizes()[d] - 1) * out_strides[d];
     out_strides[d] = -out_strides[d];
+  }
+  if (!self.device().is_cpu()) {
+    // On a device: a copy from self read backwards along the flipped dims (the one
+    // place a view has negative strides: only the device's copy walks it).
+    if (self.numel() == 0) return out;
+    DimVector strides = self.strides();
+    int64_t offset = self.storage_offset();
+    for (int64_t d = 0; d < self.dim(); ++d) {
+      if (!seen[d]) continue;
+      offset += (self.sizes()[d] - 1) * strides[d];
+      strides[d] = -strides[d];
+    }
+    copy_into(out, self.as_strided(self.sizes(), strides, offset));
+    return out;
   }
   const std::span<const int64_t> strides[2] = {out_strides.span(), self.strides().span()};
   TSL_DISPATCH_ALL(self.dtype(), "flip", [&] {

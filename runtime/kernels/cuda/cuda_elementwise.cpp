@@ -1,6 +1,7 @@
 // The CUDA backend's host side: the DeviceBackend (copies across devices, fill), the
 // elementwise kernels (dtypes, broadcasting, in-place writes) and their registration.
 // The device code is elementwise.cu. See Note [The CUDA backend] in cuda_context.h.
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <string>
@@ -91,17 +92,22 @@ Tensor to_compute(const Tensor& t, DType dtype) {
   return out;
 }
 
-DType cpu_result_dtype(OpId op, const KernelArgs& args, uint32_t out) {
+DType cpu_result_dtype(OpId op, const KernelArgs& args, uint32_t out, bool in_place) {
+  int64_t max_rank = INT64_MAX;
+  if (in_place && args.in(0).is_tensor() && args.in(0).tensor_impl()) {
+    max_rank = args.in(0).tensor_impl()->dim();
+  }
   std::vector<IValue> regs;
   regs.reserve(args.num_inputs() + args.num_outputs());
   for (uint32_t i = 0; i < args.num_inputs(); ++i) {
     const IValue& v = args.in(i);
     if (v.is_tensor() && v.tensor_impl() != nullptr && !v.tensor_impl()->device().is_cpu()) {
       const Tensor t = v.to_tensor();
-      if (t.dim() == 0) {
+      int64_t rank = std::min(t.dim(), max_rank);
+      if (rank == 0) {
         regs.emplace_back(Tensor::scalar(Scalar(int64_t{1}), t.dtype()));
       } else {
-        DimVector zeros(static_cast<size_t>(t.dim()), 0);
+        DimVector zeros(static_cast<size_t>(rank), 0);
         regs.emplace_back(Tensor::empty(zeros, t.dtype()));
       }
     } else {
@@ -279,12 +285,12 @@ void binary_kernel(KernelArgs& a) {
   const char* name = op_name.c_str();
   DimVector shape =
       x.sizes() == y.sizes() ? x.sizes() : broadcast_shapes(x.sizes(), y.sizes(), name);
-  if constexpr (kOp == OpId::add_ || kOp == OpId::sub_ || kOp == OpId::mul_ || kOp == OpId::div_) {
-    // Before the dtype check, as the CPU kernel (the stand-ins have other shapes).
+  DType out_dtype = cpu_result_dtype(kOp, a, 0, is_inplace(kOp));
+  if (is_inplace(kOp)) {
+    // After the dtype check, as the CPU kernel.
     TSL_CHECK(shape == x.sizes(), name, ": output with shape ", shape_str(x.sizes()),
               " doesn't match the broadcast shape ", shape_str(shape));
   }
-  DType out_dtype = cpu_result_dtype(kOp, a);
   DType compute = bool_valued(kOp) ? cpu::result_type({&x, &y}) : out_dtype;
   // div(rounding_mode='floor') is floor_divide; 'trunc' truncates the true quotient.
   std::optional<std::string> rounding;

@@ -24,7 +24,8 @@ constexpr OpId kSharedKernels[] = {
     OpId::sum, OpId::mean, OpId::prod, OpId::amax, OpId::amin, OpId::max, OpId::min, OpId::all,
     OpId::any, OpId::sum_to_size, OpId::max_dim, OpId::min_dim, OpId::argmax, OpId::argmin,
     // joins and masks built on copies and `where` (cpu/shape_join.cpp, cpu/masked_fill.cpp)
-    OpId::cat, OpId::stack, OpId::repeat, OpId::masked_fill_scalar, OpId::masked_fill_tensor,
+    OpId::cat, OpId::stack, OpId::repeat, OpId::flip, OpId::masked_fill_scalar,
+    OpId::masked_fill_tensor, OpId::slice_scatter, OpId::select_scatter,
     // gathers through the DeviceBackend's gather (cpu/index.cpp)
     OpId::gather, OpId::index_select,
     // `where` with a mask (cpu/diagonal.cpp)

@@ -25,7 +25,9 @@ Tensor to_compute(const Tensor& t, DType dtype);
 // The dtype of output `out` of `op` on the CPU for the same arguments, or the CPU
 // kernel's error: the CPU kernel is run on stand-ins (tensors of the same dtypes and
 // ranks with no elements; 0-dim ones hold 1; 0-dim CPU tensors are themselves), so the
-// dtype rules and their messages are written once, in the CPU kernels.
-DType cpu_result_dtype(OpId op, const KernelArgs& args, uint32_t out = 0);
+// dtype rules and their messages are written once, in the CPU kernels. `in_place`: the
+// first input is written, and the others get at most its rank, so that the stand-ins
+// meet only the dtype check (the caller checks the shapes, after it, as the CPU does).
+DType cpu_result_dtype(OpId op, const KernelArgs& args, uint32_t out = 0, bool in_place = false);
 
 }  // namespace tsl::cuda

@@ -194,14 +194,15 @@ __host__ __device__ __forceinline__ auto unary_fn(T v, const UnaryParams& p) {
 }
 
 template <OpId kOp, typename T, typename Out>
-__global__ void unary_kernel(Loop<2> l, UnaryParams p) {
+__global__ void unary_kernel(const __grid_constant__ Loop<2> l,
+                             const __grid_constant__ UnaryParams p) {
   Out* out = reinterpret_cast<Out*>(l.op[0].data);
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < l.numel;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    int64_t off[2];
-    offsets(l, i, off);
-    out[off[0]] = static_cast<Out>(unary_fn<kOp>(load<T>(l.op[1], off[1]), p));
-  }
+  for_each_unrolled<Out>(
+      l,
+      [&](const int64_t* off) {
+        return static_cast<Out>(unary_fn<kOp>(load<T>(l.op[1], off[1]), p));
+      },
+      [&](int64_t at, Out v) { out[at] = v; });
 }
 
 template <OpId kOp, typename T>
@@ -209,7 +210,7 @@ void unary_typed(DType out, const Loop<2>& l, const UnaryParams& p) {
   if constexpr (unary_supports<kOp, T>()) {
     using R = decltype(unary_fn<kOp>(T{}, p));
     if (out == dtype_of<R>) {
-      unary_kernel<kOp, T, R><<<grid_for(l.numel), kBlock, 0, stream()>>>(l, p);
+      unary_kernel<kOp, T, R><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l, p);
       return;
     }
   }
@@ -264,6 +265,7 @@ constexpr bool binary_supports() {
       return !kFloat<T>;
     case OpId::floor_divide:
     case OpId::remainder:
+    case OpId::div:  // int64: only div(rounding_mode='trunc') gets here
       return !std::is_same_v<T, bool>;
     default:  // div, atan2: floating (ints are converted first)
       return kFloat<T>;
@@ -349,9 +351,12 @@ __host__ __device__ __forceinline__ auto binary_fn(T x, T y, T alpha, bool has_a
     return has_alpha ? wrap_sub(x, wrap_mul(alpha, y)) : wrap_sub(x, y);
   else if constexpr (kOp == OpId::mul || kOp == OpId::mul_)
     return wrap_mul(x, y);
-  else if constexpr (kOp == OpId::div || kOp == OpId::div_)
-    return x / y;
-  else if constexpr (kOp == OpId::maximum || kOp == OpId::max_other) {
+  else if constexpr (kOp == OpId::div || kOp == OpId::div_) {
+    if constexpr (kFloat<T>)
+      return x / y;
+    else  // C's truncation (the host has checked that no divisor is 0)
+      return y == 0 ? T(0) : (y == -1 ? wrap_neg(x) : T(x / y));
+  } else if constexpr (kOp == OpId::maximum || kOp == OpId::max_other) {
     if constexpr (kFloat<T>)
       return (x != x || x > y) ? x : (y != y ? y : (x > y ? x : y));
     else
@@ -418,15 +423,15 @@ __host__ __device__ __forceinline__ auto binary_fn(T x, T y, T alpha, bool has_a
 }
 
 template <OpId kOp, typename T, typename Out>
-__global__ void binary_kernel(Loop<3> l, T alpha, bool has_alpha) {
+__global__ void binary_kernel(const __grid_constant__ Loop<3> l, T alpha, bool has_alpha) {
   Out* out = reinterpret_cast<Out*>(l.op[0].data);
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < l.numel;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    int64_t off[3];
-    offsets(l, i, off);
-    out[off[0]] = static_cast<Out>(
-        binary_fn<kOp>(load<T>(l.op[1], off[1]), load<T>(l.op[2], off[2]), alpha, has_alpha));
-  }
+  for_each_unrolled<Out>(
+      l,
+      [&](const int64_t* off) {
+        return static_cast<Out>(
+            binary_fn<kOp>(load<T>(l.op[1], off[1]), load<T>(l.op[2], off[2]), alpha, has_alpha));
+      },
+      [&](int64_t at, Out v) { out[at] = v; });
 }
 
 template <OpId kOp, typename T>
@@ -436,7 +441,8 @@ void binary_typed(DType out, const Loop<3>& l, double alpha, int64_t int_alpha) 
     T a = kFloat<T> ? static_cast<T>(alpha) : static_cast<T>(int_alpha);
     bool has_alpha = kFloat<T> ? alpha != 1.0 : int_alpha != 1;
     if (out == dtype_of<R>) {
-      binary_kernel<kOp, T, R><<<grid_for(l.numel), kBlock, 0, stream()>>>(l, a, has_alpha);
+      binary_kernel<kOp, T, R>
+          <<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l, a, has_alpha);
       return;
     }
   }
@@ -460,45 +466,45 @@ void binary_op(DType compute, DType out, const Loop<3>& l, double alpha, int64_t
 // ---- where, copy ---------------------------------------------------------------------
 
 template <typename T>
-__global__ void where_kernel(Loop<4> l) {
+__global__ void where_kernel(const __grid_constant__ Loop<4> l) {
   T* out = reinterpret_cast<T*>(l.op[0].data);
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < l.numel;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    int64_t off[4];
-    offsets(l, i, off);
-    out[off[0]] = load<bool>(l.op[1], off[1]) ? load<T>(l.op[2], off[2]) : load<T>(l.op[3], off[3]);
-  }
+  for_each_unrolled<T>(
+      l,
+      [&](const int64_t* off) {
+        return load<bool>(l.op[1], off[1]) ? load<T>(l.op[2], off[2]) : load<T>(l.op[3], off[3]);
+      },
+      [&](int64_t at, T v) { out[at] = v; });
 }
 
 template <typename To, typename From>
-__global__ void copy_kernel(Loop<2> l) {
+__global__ void copy_kernel(const __grid_constant__ Loop<2> l) {
   To* out = reinterpret_cast<To*>(l.op[0].data);
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < l.numel;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    int64_t off[2];
-    offsets(l, i, off);
-    From v = load<From>(l.op[1], off[1]);
-    if constexpr (std::is_same_v<To, bool>)
-      out[off[0]] = v != From(0);
-    else
-      out[off[0]] = static_cast<To>(v);
-  }
+  for_each_unrolled<To>(
+      l,
+      [&](const int64_t* off) {
+        From v = load<From>(l.op[1], off[1]);
+        if constexpr (std::is_same_v<To, bool>)
+          return static_cast<To>(v != From(0));
+        else
+          return static_cast<To>(v);
+      },
+      [&](int64_t at, To v) { out[at] = v; });
 }
 
 template <typename To>
 void copy_from(DType in, const Loop<2>& l) {
   switch (in) {
     case DType::Bool:
-      copy_kernel<To, bool><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      copy_kernel<To, bool><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
       break;
     case DType::Int64:
-      copy_kernel<To, int64_t><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      copy_kernel<To, int64_t><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
       break;
     case DType::Float32:
-      copy_kernel<To, float><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      copy_kernel<To, float><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
       break;
     case DType::Float64:
-      copy_kernel<To, double><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      copy_kernel<To, double><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
       break;
   }
 }
@@ -562,16 +568,16 @@ void launch_where(DType dtype, const Loop<4>& l) {
   if (l.numel == 0) return;
   switch (dtype) {
     case DType::Bool:
-      where_kernel<bool><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      where_kernel<bool><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
       break;
     case DType::Int64:
-      where_kernel<int64_t><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      where_kernel<int64_t><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
       break;
     case DType::Float32:
-      where_kernel<float><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      where_kernel<float><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
       break;
     case DType::Float64:
-      where_kernel<double><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      where_kernel<double><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
       break;
   }
   check_launch("where");

@@ -82,7 +82,8 @@ __device__ void atomic_add(T* p, T v) {
 }
 
 template <typename T>
-__global__ void scatter_add_kernel(Loop<3> l, int64_t dim_stride, int64_t dim_size, int64_t* bad) {
+__global__ void scatter_add_kernel(const __grid_constant__ Loop<3> l, int64_t dim_stride,
+                                   int64_t dim_size, int64_t* bad) {
   const int64_t* index = reinterpret_cast<const int64_t*>(l.op[0].data);
   const T* src = reinterpret_cast<const T*>(l.op[1].data);
   T* out = reinterpret_cast<T*>(l.op[2].data);
@@ -100,7 +101,8 @@ __global__ void scatter_add_kernel(Loop<3> l, int64_t dim_stride, int64_t dim_si
 }
 
 template <typename T>
-__global__ void gather_kernel(Loop<3> l, int64_t dim_stride, int64_t dim_size, int64_t* bad) {
+__global__ void gather_kernel(const __grid_constant__ Loop<3> l, int64_t dim_stride,
+                              int64_t dim_size, int64_t* bad) {
   T* out = reinterpret_cast<T*>(l.op[0].data);
   const int64_t* index = reinterpret_cast<const int64_t*>(l.op[1].data);
   const T* src = reinterpret_cast<const T*>(l.op[2].data);
