@@ -14,7 +14,66 @@ import sys
 import tempfile
 import time
 
+def mlp_program(batch, inputs, hidden):
+    """One SGD step of a 2-layer MLP (relu, cross-entropy) with grad_and_value."""
+    return f"""
+import torch
+import time
+import torch.nn.functional as F
+from typing import Tuple
+from functorch import grad_and_value
+def loss(w1, b1, w2, b2, x, t):
+    h = F.relu(F.linear(x, w1, b1))
+    return F.cross_entropy(F.linear(h, w2, b2), t)
+def train(w1, b1, w2, b2, x, t, n: int) -> Tuple[float, float]:
+    g, v = grad_and_value(loss, argnums=(0, 1, 2, 3))(w1, b1, w2, b2, x, t)
+    s = v.item()
+    t0 = time.perf_counter()
+    for i in range(n):
+        g, v = grad_and_value(loss, argnums=(0, 1, 2, 3))(w1, b1, w2, b2, x, t)
+        w1 = w1 - 0.01 * g[0]
+        b1 = b1 - 0.01 * g[1]
+        w2 = w2 - 0.01 * g[2]
+        b2 = b2 - 0.01 * g[3]
+    s = v.item()
+    return (time.perf_counter() - t0) / n, s
+torch.manual_seed(0)
+x = torch.randn({batch}, {inputs}, device='cuda')
+t = torch.randint(0, 10, ({batch},), device='cuda')
+w1 = torch.randn({hidden}, {inputs}, device='cuda') * 0.05
+b1 = torch.zeros({hidden}, device='cuda')
+w2 = torch.randn(10, {hidden}, device='cuda') * 0.05
+b2 = torch.zeros(10, device='cuda')
+r, s = train(w1, b1, w2, b2, x, t, 50)
+print(r, s)
+"""
+
+
+def mlp_torch(batch, inputs, hidden):
+    def make(torch):
+        import torch.nn.functional as F
+        x = torch.randn(batch, inputs, device="cuda")
+        t = torch.randint(0, 10, (batch,), device="cuda")
+        params = [(torch.randn(hidden, inputs, device="cuda") * 0.05).requires_grad_(),
+                  torch.zeros(hidden, device="cuda", requires_grad=True),
+                  (torch.randn(10, hidden, device="cuda") * 0.05).requires_grad_(),
+                  torch.zeros(10, device="cuda", requires_grad=True)]
+
+        def step():
+            w1, b1, w2, b2 = params
+            loss = F.cross_entropy(F.linear(F.relu(F.linear(x, w1, b1)), w2, b2), t)
+            grads = torch.autograd.grad(loss, params)
+            with torch.no_grad():
+                for p, g in zip(params, grads):
+                    p -= 0.01 * g
+        return step, ()
+    return make
+
+
 BENCHES = {
+    "MLP step 64x784-256-10": (mlp_program(64, 784, 256), mlp_torch(64, 784, 256), None),
+    "MLP step 512x4096-4096-10": (mlp_program(512, 4096, 4096), mlp_torch(512, 4096, 4096),
+                                  ("flop", 6 * 512 * (4096 * 4096 + 4096 * 10))),
     # name: (TSL program, PyTorch function, what one iteration moves or computes)
     "gemm 4096^3 float32": (
         """

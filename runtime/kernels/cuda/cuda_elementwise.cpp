@@ -304,8 +304,6 @@ void binary_kernel(KernelArgs& a) {
     // on the device (this waits for it).
     // Only when something is divided: an empty result divides nothing.
     if (!is_floating(compute) && (kOp != OpId::div || rounding) && checked_numel(shape) > 0) {
-      TSL_CHECK(kOp != OpId::div || *rounding == "floor",
-                "div(rounding_mode='trunc') of integer tensors is not supported on CUDA yet");
       Tensor zeros = call_op(OpId::eq, {IValue(y), IValue(int64_t{0})}).at(0).to_tensor();
       Tensor count =
           call_op(OpId::sum, {IValue(zeros), IValue(), IValue(false), IValue()}).at(0).to_tensor();
@@ -333,7 +331,7 @@ void binary_kernel(KernelArgs& a) {
   const Tensor* ops[3] = {&out, &xc, &yc};
   OpId launched = rounding == "floor" ? OpId::floor_divide : kOp;
   launch_binary(launched, compute, out_dtype, make_loop<3>(shape, ops), alpha, int_alpha);
-  if (rounding == "trunc") {
+  if (rounding == "trunc" && is_floating(out_dtype)) {
     const Tensor* in_place[2] = {&out, &out};
     launch_unary(OpId::trunc, out_dtype, out_dtype, make_loop<2>(shape, in_place), UnaryParams{});
   }
