@@ -12,6 +12,15 @@
 
 namespace tsl {
 namespace cpu {
+
+Tensor as_row(const Tensor& v) {
+  return v.as_strided(DimVector{1, v.sizes()[0]},
+                      DimVector{v.sizes()[0] * v.strides()[0], v.strides()[0]}, v.storage_offset());
+}
+Tensor as_column(const Tensor& v) {
+  return v.as_strided(DimVector{v.sizes()[0], 1}, DimVector{v.strides()[0], 1}, v.storage_offset());
+}
+
 namespace {
 
 template <typename T>
@@ -19,15 +28,6 @@ MatView<T> mat_of(const Tensor& t, int64_t offset = 0) {
   int64_t n = t.dim();
   return {t.data_ptr<T>() + offset, t.sizes()[n - 2], t.sizes()[n - 1], t.strides()[n - 2],
           t.strides()[n - 1]};
-}
-
-// A 2-D view of a 1-D tensor as a row [1, n] or a column [n, 1].
-Tensor as_row(const Tensor& v) {
-  return v.as_strided(DimVector{1, v.sizes()[0]},
-                      DimVector{v.sizes()[0] * v.strides()[0], v.strides()[0]}, v.storage_offset());
-}
-Tensor as_column(const Tensor& v) {
-  return v.as_strided(DimVector{v.sizes()[0], 1}, DimVector{v.strides()[0], 1}, v.storage_offset());
 }
 
 void check_same_dtype(const Tensor& a, const Tensor& b) {

@@ -4,12 +4,16 @@
 
 #include <string>
 
+#include "runtime/kernels/cpu/products.h"
 #include "runtime/kernels/cuda/cuda_context.h"
 #include "runtime/kernels/cuda/cuda_tensor.h"
 #include "runtime/tensor/device_backend.h"
 
 namespace tsl::cuda {
 namespace {
+
+using cpu::as_column;
+using cpu::as_row;
 
 void check_blas(cublasStatus_t s, const char* what) {
   TSL_CHECK(s == CUBLAS_STATUS_SUCCESS, "cuBLAS error ", static_cast<int>(s), " (", what, ")");
@@ -123,14 +127,6 @@ Tensor mm_kernel(const Tensor& self, const Tensor& mat2) {
   TSL_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
   check_operands(self, mat2);
   return mm_2d(self, mat2);
-}
-
-Tensor as_row(const Tensor& v) {
-  return v.as_strided(DimVector{1, v.sizes()[0]},
-                      DimVector{v.sizes()[0] * v.strides()[0], v.strides()[0]}, v.storage_offset());
-}
-Tensor as_column(const Tensor& v) {
-  return v.as_strided(DimVector{v.sizes()[0], 1}, DimVector{v.strides()[0], 1}, v.storage_offset());
 }
 
 // [B..., m, k] @ [B..., k, n] with broadcast batch dims: both expanded to the common
