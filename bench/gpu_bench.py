@@ -6,9 +6,10 @@ that ends by reading a value (.item()), which waits for the GPU; every iteration
 depends on the last (or on the loop index), since the optimizer hoists loop-invariant
 work out of a loop; PyTorch's the same way
 with torch.cuda.synchronize(). Prints one Markdown table.
-  bench/gpu_bench.py --tsl PATH [--only NAME]"""
+  bench/gpu_bench.py --tsl PATH [--only NAME] [--emit DIR]"""
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -222,7 +223,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tsl", required=True)
     ap.add_argument("--only")
+    ap.add_argument("--emit", metavar="DIR",
+                    help="write each benchmark's TSL program to DIR (for a profiler) and stop")
     args = ap.parse_args()
+    if args.emit:
+        os.makedirs(args.emit, exist_ok=True)
+        for name, (program, _, _) in BENCHES.items():
+            if args.only and args.only not in name:
+                continue
+            slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+            with open(os.path.join(args.emit, slug + ".tsl"), "w") as f:
+                f.write(program)
+        return 0
     try:
         import torch
         device = torch.cuda.get_device_name(0)

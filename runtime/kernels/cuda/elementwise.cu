@@ -1,5 +1,6 @@
-// Device code of the elementwise ops: one grid-stride kernel per (op, dtypes) over the
-// strided Loop of launch.h. See Note [Elementwise loops on CUDA].
+// Device code of the binary elementwise ops, where and copies: one kernel per (op,
+// dtypes, walk) over the strided Loop of launch.h. See Note [Elementwise loops on CUDA].
+// (Unary ops are in elementwise_unary.cu.)
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -11,225 +12,6 @@
 
 namespace tsl::cuda {
 namespace {
-
-template <typename T>
-constexpr bool kFloat = std::is_floating_point_v<T>;
-
-// ---- Unary formulas ----------------------------------------------------------------
-
-// Whether unary op kOp is defined on compute type T (others are never launched: the
-// host converts or rejects first).
-template <OpId kOp, typename T>
-constexpr bool unary_supports() {
-  switch (kOp) {
-    case OpId::neg:
-    case OpId::abs:
-    case OpId::square:
-    case OpId::relu:
-    case OpId::clamp:
-    case OpId::clip:
-    case OpId::floor:
-    case OpId::ceil:
-    case OpId::round:
-    case OpId::trunc:
-      return !std::is_same_v<T, bool>;
-    case OpId::sign:
-    case OpId::isnan:
-    case OpId::isinf:
-    case OpId::isfinite:
-    case OpId::logical_not:
-      return true;
-    case OpId::bitwise_not:
-      return !kFloat<T>;
-    default:
-      return kFloat<T>;
-  }
-}
-
-template <typename T>
-__host__ __device__ __forceinline__ T wrap_neg(T v) {
-  if constexpr (std::is_same_v<T, int64_t>)
-    return static_cast<int64_t>(0 - static_cast<uint64_t>(v));
-  else
-    return -v;
-}
-
-template <OpId kOp, typename T>
-__host__ __device__ __forceinline__ auto unary_fn(T v, const UnaryParams& p) {
-  if constexpr (kOp == OpId::neg)
-    return wrap_neg(v);
-  else if constexpr (kOp == OpId::abs) {
-    if constexpr (kFloat<T>)
-      return std::abs(v);
-    else
-      return v < 0 ? wrap_neg(v) : v;
-  } else if constexpr (kOp == OpId::square) {
-    if constexpr (kFloat<T>)
-      return v * v;
-    else
-      return static_cast<T>(static_cast<uint64_t>(v) * static_cast<uint64_t>(v));
-  } else if constexpr (kOp == OpId::relu)
-    return v < T(0) ? T(0) : v;
-  else if constexpr (kOp == OpId::sign) {
-    if constexpr (std::is_same_v<T, bool>)
-      return v;
-    else
-      return static_cast<T>((T(0) < v) - (v < T(0)));
-  } else if constexpr (kOp == OpId::floor) {
-    if constexpr (kFloat<T>)
-      return std::floor(v);
-    else
-      return v;
-  } else if constexpr (kOp == OpId::ceil) {
-    if constexpr (kFloat<T>)
-      return std::ceil(v);
-    else
-      return v;
-  } else if constexpr (kOp == OpId::round) {
-    if constexpr (kFloat<T>)
-      return std::nearbyint(v);
-    else
-      return v;
-  } else if constexpr (kOp == OpId::trunc) {
-    if constexpr (kFloat<T>)
-      return std::trunc(v);
-    else
-      return v;
-  } else if constexpr (kOp == OpId::clamp || kOp == OpId::clip) {
-    T lo, hi;
-    if constexpr (kFloat<T>) {
-      lo = T(p.a);
-      hi = T(p.b);
-    } else {
-      lo = T(p.ia);
-      hi = T(p.ib);
-    }
-    T m = p.has_a && v < lo ? lo : v;
-    return p.has_b && m > hi ? hi : m;
-  } else if constexpr (kOp == OpId::isnan) {
-    if constexpr (kFloat<T>)
-      return v != v;
-    else
-      return false;
-  } else if constexpr (kOp == OpId::isinf) {
-    if constexpr (kFloat<T>)
-      return std::isinf(v);
-    else
-      return false;
-  } else if constexpr (kOp == OpId::isfinite) {
-    if constexpr (kFloat<T>)
-      return std::isfinite(v);
-    else
-      return true;
-  } else if constexpr (kOp == OpId::logical_not)
-    return !(v != T(0));
-  else if constexpr (kOp == OpId::bitwise_not) {
-    if constexpr (std::is_same_v<T, bool>)
-      return !v;
-    else
-      return ~v;
-  } else if constexpr (kOp == OpId::exp)
-    return std::exp(v);
-  else if constexpr (kOp == OpId::exp2)
-    return std::exp2(v);
-  else if constexpr (kOp == OpId::log)
-    return std::log(v);
-  else if constexpr (kOp == OpId::log2)
-    return std::log2(v);
-  else if constexpr (kOp == OpId::log10)
-    return std::log10(v);
-  else if constexpr (kOp == OpId::log1p)
-    return std::log1p(v);
-  else if constexpr (kOp == OpId::expm1)
-    return std::expm1(v);
-  else if constexpr (kOp == OpId::sqrt)
-    return std::sqrt(v);
-  else if constexpr (kOp == OpId::rsqrt)
-    return T(1) / std::sqrt(v);
-  else if constexpr (kOp == OpId::sin)
-    return std::sin(v);
-  else if constexpr (kOp == OpId::cos)
-    return std::cos(v);
-  else if constexpr (kOp == OpId::tan)
-    return std::tan(v);
-  else if constexpr (kOp == OpId::asin)
-    return std::asin(v);
-  else if constexpr (kOp == OpId::acos)
-    return std::acos(v);
-  else if constexpr (kOp == OpId::atan)
-    return std::atan(v);
-  else if constexpr (kOp == OpId::sinh)
-    return std::sinh(v);
-  else if constexpr (kOp == OpId::cosh)
-    return std::cosh(v);
-  else if constexpr (kOp == OpId::tanh)
-    return std::tanh(v);
-  else if constexpr (kOp == OpId::erf)
-    return std::erf(v);
-  else if constexpr (kOp == OpId::reciprocal)
-    return T(1) / v;
-  else if constexpr (kOp == OpId::frac)
-    return v - std::trunc(v);
-  else if constexpr (kOp == OpId::sigmoid)
-    return T(1) / (T(1) + std::exp(-v));
-  else if constexpr (kOp == OpId::silu)
-    return v / (T(1) + std::exp(-v));
-  else if constexpr (kOp == OpId::gelu) {
-    if (p.has_a) {  // approximate='tanh'
-      constexpr T kBeta = T(M_SQRT2 * M_2_SQRTPI * 0.5), kKappa = T(0.044715);
-      return T(0.5) * v * (T(1) + std::tanh(kBeta * (v + kKappa * v * v * v)));
-    }
-    return v * T(0.5) * (T(1) + std::erf(v * T(M_SQRT1_2)));
-  } else if constexpr (kOp == OpId::softplus) {
-    T b = T(p.a);
-    return v * b > T(p.b) ? v : T(std::log1p(std::exp(v * b)) / b);
-  } else if constexpr (kOp == OpId::elu)
-    return v > T(0) ? v : T(std::expm1(v) * T(p.a));
-  else if constexpr (kOp == OpId::leaky_relu)
-    return v > T(0) ? v : T(v * T(p.a));
-  else {
-    static_assert(kOp == OpId::neg, "unary_fn: an op without a CUDA formula");
-    return v;
-  }
-}
-
-template <OpId kOp, typename T, typename Out>
-__global__ void unary_kernel(const __grid_constant__ Loop<2> l,
-                             const __grid_constant__ UnaryParams p) {
-  Out* out = reinterpret_cast<Out*>(l.op[0].data);
-  for_each_unrolled<Out>(
-      l,
-      [&](const int64_t* off) {
-        return static_cast<Out>(unary_fn<kOp>(load<T>(l.op[1], off[1]), p));
-      },
-      [&](int64_t at, Out v) { out[at] = v; });
-}
-
-template <OpId kOp, typename T>
-void unary_typed(DType out, const Loop<2>& l, const UnaryParams& p) {
-  if constexpr (unary_supports<kOp, T>()) {
-    using R = decltype(unary_fn<kOp>(T{}, p));
-    if (out == dtype_of<R>) {
-      unary_kernel<kOp, T, R><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l, p);
-      return;
-    }
-  }
-  unsupported("unary", kOp);
-}
-
-template <OpId kOp>
-void unary_op(DType compute, DType out, const Loop<2>& l, const UnaryParams& p) {
-  switch (compute) {
-    case DType::Bool:
-      return unary_typed<kOp, bool>(out, l, p);
-    case DType::Int64:
-      return unary_typed<kOp, int64_t>(out, l, p);
-    case DType::Float32:
-      return unary_typed<kOp, float>(out, l, p);
-    case DType::Float64:
-      return unary_typed<kOp, double>(out, l, p);
-  }
-}
 
 // ---- Binary formulas ---------------------------------------------------------------
 
@@ -422,16 +204,10 @@ __host__ __device__ __forceinline__ auto binary_fn(T x, T y, T alpha, bool has_a
   }
 }
 
-template <OpId kOp, typename T, typename Out>
+template <OpId kOp, typename T, typename Out, Walk kWalk>
 __global__ void binary_kernel(const __grid_constant__ Loop<3> l, T alpha, bool has_alpha) {
-  Out* out = reinterpret_cast<Out*>(l.op[0].data);
-  for_each_unrolled<Out>(
-      l,
-      [&](const int64_t* off) {
-        return static_cast<Out>(
-            binary_fn<kOp>(load<T>(l.op[1], off[1]), load<T>(l.op[2], off[2]), alpha, has_alpha));
-      },
-      [&](int64_t at, Out v) { out[at] = v; });
+  elementwise<kWalk, Out, T, T>(
+      l, [&](T a, T b) { return static_cast<Out>(binary_fn<kOp>(a, b, alpha, has_alpha)); });
 }
 
 template <OpId kOp, typename T>
@@ -441,8 +217,10 @@ void binary_typed(DType out, const Loop<3>& l, double alpha, int64_t int_alpha) 
     T a = kFloat<T> ? static_cast<T>(alpha) : static_cast<T>(int_alpha);
     bool has_alpha = kFloat<T> ? alpha != 1.0 : int_alpha != 1;
     if (out == dtype_of<R>) {
-      binary_kernel<kOp, T, R>
-          <<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l, a, has_alpha);
+      const Walk w = walk_for<R, T, T>(l);
+      auto* kernel = w == Walk::Vector ? binary_kernel<kOp, T, R, Walk::Vector>
+                                       : binary_kernel<kOp, T, R, Walk::Strided>;
+      kernel<<<grid_for_walk(w, l.numel), kBlock, 0, stream()>>>(l, a, has_alpha);
       return;
     }
   }
@@ -465,66 +243,55 @@ void binary_op(DType compute, DType out, const Loop<3>& l, double alpha, int64_t
 
 // ---- where, copy ---------------------------------------------------------------------
 
-template <typename T>
+template <typename T, Walk kWalk>
 __global__ void where_kernel(const __grid_constant__ Loop<4> l) {
-  T* out = reinterpret_cast<T*>(l.op[0].data);
-  for_each_unrolled<T>(
-      l,
-      [&](const int64_t* off) {
-        return load<bool>(l.op[1], off[1]) ? load<T>(l.op[2], off[2]) : load<T>(l.op[3], off[3]);
-      },
-      [&](int64_t at, T v) { out[at] = v; });
+  elementwise<kWalk, T, bool, T, T>(l, [](bool c, T a, T b) { return c ? a : b; });
+}
+
+template <typename T>
+void where_typed(const Loop<4>& l) {
+  const Walk w = walk_for<T, bool, T, T>(l);
+  auto* kernel = w == Walk::Vector ? where_kernel<T, Walk::Vector> : where_kernel<T, Walk::Strided>;
+  kernel<<<grid_for_walk(w, l.numel), kBlock, 0, stream()>>>(l);
+}
+
+template <typename To, typename From, Walk kWalk>
+__global__ void copy_kernel(const __grid_constant__ Loop<2> l) {
+  elementwise<kWalk, To, From>(l, [](From v) {
+    if constexpr (std::is_same_v<To, bool>)
+      return static_cast<To>(v != From(0));
+    else
+      return static_cast<To>(v);
+  });
 }
 
 template <typename To, typename From>
-__global__ void copy_kernel(const __grid_constant__ Loop<2> l) {
-  To* out = reinterpret_cast<To*>(l.op[0].data);
-  for_each_unrolled<To>(
-      l,
-      [&](const int64_t* off) {
-        From v = load<From>(l.op[1], off[1]);
-        if constexpr (std::is_same_v<To, bool>)
-          return static_cast<To>(v != From(0));
-        else
-          return static_cast<To>(v);
-      },
-      [&](int64_t at, To v) { out[at] = v; });
+void copy_typed(const Loop<2>& l) {
+  const Walk w = walk_for<To, From>(l);
+  auto* kernel = w == Walk::Vector ? copy_kernel<To, From, Walk::Vector>
+                                   : copy_kernel<To, From, Walk::Strided>;
+  kernel<<<grid_for_walk(w, l.numel), kBlock, 0, stream()>>>(l);
 }
 
 template <typename To>
 void copy_from(DType in, const Loop<2>& l) {
   switch (in) {
     case DType::Bool:
-      copy_kernel<To, bool><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
+      copy_typed<To, bool>(l);
       break;
     case DType::Int64:
-      copy_kernel<To, int64_t><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
+      copy_typed<To, int64_t>(l);
       break;
     case DType::Float32:
-      copy_kernel<To, float><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
+      copy_typed<To, float>(l);
       break;
     case DType::Float64:
-      copy_kernel<To, double><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
+      copy_typed<To, double>(l);
       break;
   }
 }
 
 }  // namespace
-
-void launch_unary(OpId op, DType compute, DType out, const Loop<2>& loop, const UnaryParams& p) {
-  if (loop.numel == 0) return;
-  switch (op) {
-#define TSL_CASE(name)                           \
-  case OpId::name:                               \
-    unary_op<OpId::name>(compute, out, loop, p); \
-    break;
-    TSL_CUDA_UNARY_OPS(TSL_CASE)
-#undef TSL_CASE
-    default:
-      unsupported("unary", op);
-  }
-  check_launch("an elementwise kernel");
-}
 
 void launch_binary(OpId op, DType compute, DType out, const Loop<3>& loop, double alpha,
                    int64_t int_alpha) {
@@ -542,17 +309,6 @@ void launch_binary(OpId op, DType compute, DType out, const Loop<3>& loop, doubl
   check_launch("an elementwise kernel");
 }
 
-bool has_unary_formula(OpId op) {
-  switch (op) {
-#define TSL_CASE(name) case OpId::name:
-    TSL_CUDA_UNARY_OPS(TSL_CASE)
-#undef TSL_CASE
-    return true;
-    default:
-      return false;
-  }
-}
-
 bool has_binary_formula(OpId op) {
   switch (op) {
 #define TSL_CASE(name) case OpId::name:
@@ -568,16 +324,16 @@ void launch_where(DType dtype, const Loop<4>& l) {
   if (l.numel == 0) return;
   switch (dtype) {
     case DType::Bool:
-      where_kernel<bool><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
+      where_typed<bool>(l);
       break;
     case DType::Int64:
-      where_kernel<int64_t><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
+      where_typed<int64_t>(l);
       break;
     case DType::Float32:
-      where_kernel<float><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
+      where_typed<float>(l);
       break;
     case DType::Float64:
-      where_kernel<double><<<grid_for_unrolled(l.numel), kBlock, 0, stream()>>>(l);
+      where_typed<double>(l);
       break;
   }
   check_launch("where");
