@@ -33,11 +33,25 @@ class DeviceBackend {
   // into `values` when it is defined; NaN counts as the extreme.
   virtual void arg_reduce(bool max, const Tensor& input, int64_t outer, int64_t reduce,
                           int64_t inner, const Tensor& values, const Tensor& indices) = 0;
+  // The running sums along `n` of a contiguous input read as [outer, n, inner] into a
+  // contiguous `out` of the same sizes (cumsum; out's dtype is the result's).
+  virtual void cumsum(const Tensor& input, int64_t outer, int64_t n, int64_t inner,
+                      const Tensor& out) = 0;
+  // Sorts each row of a contiguous [rows, n] input, stably (NaN after every number,
+  // before when descending; -0.0 equal to 0.0), into contiguous values and indices.
+  virtual void sort_rows(const Tensor& input, int64_t rows, int64_t n, bool descending,
+                         const Tensor& values, const Tensor& indices) = 0;
   // out[p] = src[p + index[p] * dim_stride] for every position p of out, where `index`
   // and `src` are views over out's shape (src with stride 0 along the gathered dim).
   // Returns an index outside [0, dim_size) if one was met (then waits for the device).
   virtual std::optional<int64_t> gather(const Tensor& out, const Tensor& index, const Tensor& src,
                                         int64_t dim_stride, int64_t dim_size) = 0;
+  // out[p + offsets[p]] = values[p] (or += when accumulating) for every position p of
+  // `out`, a view over the written positions; `offsets` (int64, in range) and `values`
+  // are views over the same shape. Where positions share an element, the last one in
+  // row-major order wins, as on the CPU, or all are summed (in no fixed order).
+  virtual void put(const Tensor& out, const Tensor& offsets, const Tensor& values,
+                   bool accumulate) = 0;
   // Waits for the device's queued work; reports a device fault that happened in it.
   virtual void synchronize() = 0;
 

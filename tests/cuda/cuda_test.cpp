@@ -47,6 +47,38 @@ TEST(CudaWithoutGpu, UsesOfCudaSayWhy) {
   EXPECT_FALSE(call_op(OpId::cuda_is_available, {}).at(0).to_bool());
 }
 
+// Whether an op has a tensor argument: ops without one (factories, manual_seed) run
+// their CPU kernel, which reads device= and the default device.
+bool takes_a_tensor(OpId op) {
+  std::string_view schema = op_info(op).schema;
+  std::string_view args = schema.substr(0, schema.rfind("->"));
+  return args.find("Tensor") != std::string_view::npos;
+}
+
+// Every op with a CPU tensor kernel has a CUDA kernel (or a generic one), or is on the
+// CUDA backend's list of ops still waiting for one (cuda::ops_without_cuda_kernel):
+// the list is the backlog, stated in one place, and an op that gains a kernel must leave
+// it. Needs no GPU: registration does not touch the device.
+TEST(CudaCoverage, EveryCpuTensorOpHasACudaKernelOrIsListedAsMissing) {
+  ensure_kernels_registered();
+  const std::vector<OpId>& pending = cuda::ops_without_cuda_kernel();
+  std::string missing, listed_but_present;
+  int with_cuda = 0;
+  for (int i = 0; i < kNumOps; ++i) {
+    const OpId op = static_cast<OpId>(i);
+    if (!has_device_kernel(DeviceType::CPU, op) || !takes_a_tensor(op)) continue;
+    const bool has_cuda = has_device_kernel(DeviceType::CUDA, op);
+    const bool is_listed = std::find(pending.begin(), pending.end(), op) != pending.end();
+    with_cuda += has_cuda;
+    if (!has_cuda && !is_listed) missing += " " + std::string(op_info(op).name);
+    if (has_cuda && is_listed) listed_but_present += " " + std::string(op_info(op).name);
+  }
+  EXPECT_EQ(missing, "") << "ops with a CPU kernel, no CUDA kernel, and not listed as pending";
+  EXPECT_EQ(listed_but_present, "") << "listed as pending but they have a CUDA kernel now";
+  RecordProperty("ops_with_cuda_kernels", with_cuda);
+  RecordProperty("ops_pending", static_cast<int>(pending.size()));
+}
+
 // ---- Comparing a CUDA run with the CPU run --------------------------------------------
 
 // An op's outcome: its first output, or the message of the error it raised.
@@ -124,7 +156,10 @@ void compare(OpId op, const std::vector<IValue>& cpu_args, uint32_t out = 0) {
   };
   std::vector<IValue> gpu_args;
   for (const IValue& a : cpu_args) {
-    if (a.is_list() && !a.to_list().elements.empty() && a.to_list().elements[0].is_tensor()) {
+    const bool has_tensors =
+        a.is_list() && std::any_of(a.to_list().elements.begin(), a.to_list().elements.end(),
+                                   [](const IValue& e) { return e.is_tensor(); });
+    if (has_tensors) {
       std::vector<IValue> elems;
       for (const IValue& e : a.to_list().elements) elems.push_back(on_gpu(e));
       gpu_args.push_back(IValue::list(std::move(elems)));
@@ -251,6 +286,32 @@ TEST(CudaKernels, BinaryOpsMatchTheCpu) {
   }
 }
 
+// Note [Two walks of an elementwise loop]: flat loops whose pointers are aligned take
+// the vectorized walk, with a tail when the length is not a multiple of its packs;
+// others (a pointer one element off) the strided one. Both give the CPU's numbers.
+TEST(CudaKernels, VectorizedAndStridedWalksMatchTheCpu) {
+  REQUIRE_GPU();
+  for (DType dt : kDTypes) {
+    for (int64_t n : {1, 3, 4, 9, 1027, 70001}) {
+      for (int64_t shift : {0, 1}) {
+        Tensor base = values_tensor({n + 1}, dt), other = values_tensor({n + 1}, dt, 5);
+        Tensor x = base.as_strided(DimVector{n}, DimVector{1}, shift);
+        Tensor y = other.as_strided(DimVector{n}, DimVector{1}, 1 - shift);
+        compare(OpId::neg, {IValue(x)});
+        compare(OpId::abs, {IValue(x)});
+        compare(OpId::add, {IValue(x), IValue(y), IValue(int64_t{1})});
+        compare(OpId::mul, {IValue(x), IValue(x)});
+        compare(OpId::mul, {IValue(x), wrap_number(IValue(int64_t{3}))});
+        compare(OpId::lt, {IValue(x), IValue(y)});
+        compare(OpId::to_dtype, {IValue(x), IValue(DType::Float64)});
+        compare(OpId::to_dtype, {IValue(x), IValue(DType::Bool)});
+        Tensor cond = run(OpId::gt, {IValue(x), IValue(y)}).value.to_tensor();
+        compare(OpId::where, {IValue(cond), IValue(x), IValue(y)});
+      }
+    }
+  }
+}
+
 TEST(CudaKernels, WhereMatchesTheCpu) {
   REQUIRE_GPU();
   Tensor cond = call_op(OpId::gt, {IValue(values_tensor({3, 5}, DType::Float32)), IValue(0.2)})
@@ -285,6 +346,21 @@ TEST(CudaKernels, SumAndMeanMatchTheCpu) {
           compare(OpId::mean, {IValue(in), d, IValue(keepdim), IValue()});
         }
       }
+    }
+  }
+  // Columns summed in chunks of rows, then over the chunks (few outputs, many rows: a
+  // bias gradient), once or twice over.
+  for (DType dt : kDTypes) {
+    for (std::vector<int64_t> shape :
+         {std::vector<int64_t>{600, 300}, std::vector<int64_t>{5000, 7},
+          std::vector<int64_t>{3, 70, 5}}) {
+      Tensor in = values_tensor(shape, dt);
+      compare(OpId::sum,
+              {IValue(in), IValue::int_list(std::vector<int64_t>{0}), IValue(false), IValue()});
+      compare(OpId::mean,
+              {IValue(in), IValue::int_list(std::vector<int64_t>{-2}), IValue(true), IValue()});
+      compare(OpId::amax, {IValue(in), IValue::int_list(std::vector<int64_t>{-2}), IValue(false)});
+      compare(OpId::any, {IValue(in), IValue(int64_t{-2}), IValue(false)});
     }
   }
   // The other reductions share the CPU kernels' checks; the loops are the device's.
@@ -522,6 +598,344 @@ TEST(CudaKernels, GathersMatchTheCpu) {
       compare(OpId::gather,
               {IValue(s), IValue(int64_t{1}),
                IValue(Tensor::from_vector<int64_t>({0, 5}, std::vector<int64_t>{1, 2}))});
+    }
+  }
+}
+
+Tensor ids(std::vector<int64_t> v, std::vector<int64_t> shape = {}) {
+  if (shape.empty()) shape = {static_cast<int64_t>(v.size())};
+  return Tensor::from_vector<int64_t>(v, shape);
+}
+
+IValue index_list(std::vector<std::optional<Tensor>> indices) {
+  std::vector<IValue> elems;
+  for (auto& i : indices) elems.push_back(i ? IValue(*i) : IValue());
+  return IValue::list(std::move(elems));
+}
+
+TEST(CudaKernels, AdvancedIndexingMatchesTheCpu) {
+  REQUIRE_GPU();
+  Tensor mask = Tensor::from_vector<bool>({true, false, true}, std::vector<int64_t>{3});
+  Tensor mask2 = Tensor::empty(DimVector{3, 5}, DType::Bool);
+  for (int64_t i = 0; i < 15; ++i) mask2.data_ptr<bool>()[i] = i % 3 != 1;
+  const std::vector<std::vector<std::optional<Tensor>>> cases = {
+      {ids({2, 0, -2})},                      // one index, a negative one
+      {ids({1, -1}, {2, 1})},                 // a 2-D index
+      {std::nullopt, ids({4, 0, 3})},         // the second dim
+      {ids({0, 2}), ids({1, -5})},            // two indices, paired
+      {ids({0, 2}, {2, 1}), ids({1, 3, 4})},  // broadcast together
+      {mask},                                 // a bool mask
+      {mask2},                                // a mask over both dims
+      {ids({3})},                             // out of range: the same error
+      {std::nullopt, ids({-6})},              // below -size
+      {ids({}, {0})},                         // empty
+  };
+  for (DType dt : kDTypes) {
+    Tensor self = values_tensor({3, 5}, dt);
+    Tensor st = call_op(OpId::t, {IValue(values_tensor({5, 3}, dt, 1))}).at(0).to_tensor();
+    for (const Tensor& s : {self, st}) {
+      for (const auto& c : cases) {
+        compare(OpId::index, {IValue(s), index_list(c)});
+        if (c.size() == 1 && c[0]->dtype() == DType::Bool && c[0]->dim() == 2) continue;
+        Tensor picked = run(OpId::index, {IValue(s), index_list(c)}).value.is_tensor()
+                            ? run(OpId::index, {IValue(s), index_list(c)}).value.to_tensor()
+                            : Tensor();
+        if (!picked.defined()) continue;
+        Tensor values = values_tensor(
+            std::vector<int64_t>(picked.sizes().begin(), picked.sizes().end()), dt, 4);
+        compare(OpId::index_put, {IValue(s), index_list(c), IValue(values), IValue(false)});
+        compare(OpId::index_put, {IValue(s), index_list(c), IValue(values), IValue(true)});
+        Tensor target = call_op(OpId::clone, {IValue(s)}).at(0).to_tensor();
+        compare(OpId::index_put_, {IValue(target), index_list(c), IValue(values), IValue(false)});
+      }
+      // Duplicates: the last write wins, as on the CPU; accumulating sums them all.
+      const std::vector<std::pair<IValue, std::vector<int64_t>>> duplicates = {
+          {index_list({ids({1, 1, 0, 1})}), {4, 5}},
+          {index_list({ids({2, 0, -1})}), {3, 5}},
+          {index_list({ids({0, 0}), ids({4, -1})}), {2}}};
+      for (const auto& [dup, shape] : duplicates) {
+        Tensor v = values_tensor(shape, dt, 1);
+        compare(OpId::index_put, {IValue(s), dup, IValue(v), IValue(false)});
+        Tensor target = call_op(OpId::clone, {IValue(s)}).at(0).to_tensor();
+        compare(OpId::index_put_, {IValue(target), dup, IValue(v), IValue(false)});
+        if (dt != DType::Bool) compare(OpId::index_put, {IValue(s), dup, IValue(v), IValue(true)});
+      }
+      for (int64_t dim : {0, 1}) {
+        Tensor index = dim == 0 ? ids({2, 0, 2, 1}) : ids({4, 4, 0});
+        std::vector<int64_t> src_shape =
+            dim == 0 ? std::vector<int64_t>{4, 5} : std::vector<int64_t>{3, 3};
+        for (IValue alpha : {IValue(int64_t{1}), IValue(int64_t{2})}) {
+          compare(OpId::index_add, {IValue(s), IValue(dim), IValue(index),
+                                    IValue(values_tensor(src_shape, dt, 3)), alpha});
+        }
+        compare(OpId::index_add, {IValue(s), IValue(dim), IValue(ids({0, 9, 1, 2})),
+                                  IValue(values_tensor({4, 5}, dt)), IValue(int64_t{1})});
+      }
+    }
+  }
+}
+
+TEST(CudaKernels, CompositionsMatchTheCpu) {
+  REQUIRE_GPU();
+  for (DType dt : kDTypes) {
+    Tensor v = values_tensor({4}, dt);
+    Tensor m = values_tensor({3, 5}, dt, 1);
+    Tensor mt = call_op(OpId::t, {IValue(values_tensor({5, 3}, dt, 2))}).at(0).to_tensor();
+    for (int64_t d : {0, 1, -2, 7}) {
+      compare(OpId::diag, {IValue(v), IValue(d)});
+      compare(OpId::diag, {IValue(m), IValue(d)});
+      compare(OpId::diag, {IValue(mt), IValue(d)});
+    }
+    compare(OpId::diag_backward, {IValue(values_tensor({6, 6}, dt)),
+                                  IValue::int_list(std::vector<int64_t>{4}), IValue(int64_t{2})});
+    compare(OpId::diag_backward,
+            {IValue(values_tensor({3}, dt)), IValue::int_list(std::vector<int64_t>{3, 5}),
+             IValue(int64_t{1})});
+    compare(OpId::outer, {IValue(v), IValue(values_tensor({3}, dt, 1))});
+    compare(OpId::outer, {IValue(v), IValue(values_tensor({3}, DType::Float64, 1))});
+    for (int64_t dim : {0, 1, -1}) {
+      compare(OpId::cumsum, {IValue(m), IValue(dim), IValue()});
+      compare(OpId::cumsum, {IValue(mt), IValue(dim), IValue()});
+      compare(OpId::cumsum, {IValue(m), IValue(dim), IValue(DType::Float64)});
+    }
+    // Rows longer than one tile of the block scan.
+    compare(OpId::cumsum, {IValue(values_tensor({3, 2500}, dt)), IValue(int64_t{1}), IValue()});
+    compare(OpId::cumsum, {IValue(values_tensor({5000}, dt)), IValue(int64_t{0}), IValue()});
+    // Floats only: PyTorch's CUDA bmm has no integer kernel ("addmm_cuda" not
+    // implemented for 'Long'), and neither has TSL's (cuBLAS).
+    if (is_floating(dt)) {
+      Tensor b3 = values_tensor({2, 3, 4}, dt), b4 = values_tensor({2, 4, 5}, dt, 1);
+      for (IValue beta : {IValue(int64_t{0}), IValue(int64_t{1}), IValue(2.0)}) {
+        compare(OpId::baddbmm, {IValue(values_tensor({3, 5}, dt, 2)), IValue(b3), IValue(b4), beta,
+                                IValue(int64_t{3})});
+      }
+    }
+  }
+  // allclose: the same verdicts, on the device for floats and on copies for the rest.
+  for (DType dt : kDTypes) {
+    Tensor a = values_tensor({3, 5}, dt), b = values_tensor({3, 5}, dt, 1);
+    for (const auto& [x, y] : {std::pair{a, a}, std::pair{a, b}}) {
+      for (double tol : {0.0, 1e-5, 10.0}) {
+        std::vector<IValue> args = {IValue(x), IValue(y), IValue(tol), IValue(tol), IValue(true)};
+        bool cpu = call_op(OpId::allclose, args).at(0).to_bool();
+        args[0] = IValue(same_layout_on(x, kGpu));
+        args[1] = IValue(same_layout_on(y, kGpu));
+        EXPECT_EQ(cpu, call_op(OpId::allclose, args).at(0).to_bool()) << dtype_name(dt) << tol;
+      }
+    }
+  }
+  Tensor nan = Tensor::from_vector<double>({1.0, std::nan(""), 2.0});
+  Tensor near = Tensor::from_vector<double>({1.0 + 1e-9, std::nan(""), 2.0});
+  for (bool equal_nan : {false, true}) {
+    std::vector<IValue> args = {IValue(same_layout_on(nan, kGpu)),
+                                IValue(same_layout_on(near, kGpu)), IValue(1e-5), IValue(1e-8),
+                                IValue(equal_nan)};
+    EXPECT_EQ(call_op(OpId::allclose, args).at(0).to_bool(), equal_nan);
+  }
+  // einsum: contractions (bmm), broadcast products, diagonals, sums; einsum_backward
+  // writes a repeated output subscript (a diagonal of zeros elsewhere).
+  for (DType dt : {DType::Int64, DType::Float32, DType::Float64}) {
+    Tensor a = values_tensor({3, 4}, dt), b = values_tensor({4, 5}, dt, 1);
+    Tensor sq = values_tensor({4, 4}, dt, 2), v = values_tensor({4}, dt, 3);
+    Tensor at = call_op(OpId::t, {IValue(values_tensor({4, 3}, dt, 4))}).at(0).to_tensor();
+    auto list = [](std::vector<Tensor> ts) {
+      std::vector<IValue> e;
+      for (Tensor& t : ts) e.emplace_back(t);
+      return IValue::list(std::move(e));
+    };
+    const std::vector<std::pair<std::string, std::vector<Tensor>>> cases = {
+        {"ij,jk->ik", {a, b}},
+        {"ij,jk->ik", {at, b}},
+        {"ij,j->i", {a, v}},
+        {"i,j->ij", {v, v}},
+        {"ii->i", {sq}},
+        {"ii", {sq}},
+        {"ij->", {a}},
+        {"ij->ji", {a}},
+        {"bij,bjk->bik", {values_tensor({2, 3, 4}, dt), values_tensor({2, 4, 5}, dt, 1)}},
+        {"ij,ij->ij", {a, a}}};
+    for (const auto& [eq, ts] : cases) {
+      // A contraction is a bmm, which PyTorch's CUDA backend (and TSL's) has for floats
+      // only: "addmm_cuda" not implemented for 'Long'.
+      const bool contracts = eq == "ij,jk->ik" || eq == "ij,j->i" || eq == "bij,bjk->bik";
+      if (contracts && !is_floating(dt)) continue;
+      compare(OpId::einsum, {IValue(eq), list(ts), IValue()});
+    }
+    compare(OpId::einsum_backward, {IValue(std::string("i->ii")), list({v}),
+                                    IValue::int_list(std::vector<int64_t>{4, 4})});
+  }
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    Tensor p = values_tensor({3, 5}, dt);
+    p = call_op(OpId::sigmoid, {IValue(p)}).at(0).to_tensor();
+    Tensor y =
+        call_op(OpId::gt, {IValue(values_tensor({3, 5}, dt, 1)), IValue(0.0)}).at(0).to_tensor();
+    y = call_op(OpId::to_dtype, {IValue(y), IValue(dt)}).at(0).to_tensor();
+    Tensor w = values_tensor({5}, dt, 2);
+    for (const char* red : {"none", "mean", "sum"}) {
+      compare(OpId::binary_cross_entropy,
+              {IValue(p), IValue(y), IValue(), IValue(std::string(red))});
+      compare(OpId::binary_cross_entropy,
+              {IValue(p), IValue(y), IValue(w), IValue(std::string(red))});
+    }
+    compare(OpId::binary_cross_entropy, {IValue(values_tensor({3, 5}, dt)), IValue(y), IValue(),
+                                         IValue(std::string("mean"))});  // out of [0, 1]
+    // normal(mean, std): the CPU's numbers from the same seed.
+    Tensor mean = values_tensor({2, 3}, dt),
+           sd = call_op(OpId::abs, {IValue(values_tensor({2, 3}, dt, 1))}).at(0).to_tensor();
+    call_op(OpId::manual_seed, {IValue(int64_t{3})});
+    Tensor cpu = call_op(OpId::normal_tensors, {IValue(mean), IValue(sd)}).at(0).to_tensor();
+    call_op(OpId::manual_seed, {IValue(int64_t{3})});
+    Tensor gpu = call_op(OpId::normal_tensors,
+                         {IValue(same_layout_on(mean, kGpu)), IValue(same_layout_on(sd, kGpu))})
+                     .at(0)
+                     .to_tensor();
+    expect_same(cpu, gpu, "normal(mean, std)");
+  }
+  Tensor classes = ids({2, 0, 4, 4, 1}, {5});
+  for (int64_t n : {-1, 5, 7, 3}) compare(OpId::one_hot, {IValue(classes), IValue(n)});
+  compare(OpId::one_hot, {IValue(ids({0, -1})), IValue(int64_t{-1})});
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    Tensor weight = values_tensor({6, 3}, dt);
+    compare(OpId::embedding, {IValue(ids({5, 0, 2, 2}, {2, 2})), IValue(weight), IValue(), IValue(),
+                              IValue(2.0), IValue(false), IValue(false)});
+    compare(OpId::embedding, {IValue(ids({6})), IValue(weight), IValue(), IValue(), IValue(2.0),
+                              IValue(false), IValue(false)});
+    Tensor x = values_tensor({4, 2, 5}, dt);
+    Tensor w = values_tensor({2, 5}, dt, 1), b = values_tensor({2, 5}, dt, 2);
+    compare(OpId::layer_norm, {IValue(x), IValue::int_list(std::vector<int64_t>{2, 5}), IValue(w),
+                               IValue(b), IValue(1e-5), IValue(true)});
+    compare(OpId::layer_norm, {IValue(x), IValue::int_list(std::vector<int64_t>{5}), IValue(),
+                               IValue(), IValue(1e-5), IValue(true)});
+    // dropout: the CPU's mask, drawn from the same seed.
+    for (double p : {0.0, 0.3, 1.0}) {
+      call_op(OpId::manual_seed, {IValue(int64_t{7})});
+      Tensor cpu = call_op(OpId::dropout, {IValue(x), IValue(p), IValue(true)}).at(0).to_tensor();
+      call_op(OpId::manual_seed, {IValue(int64_t{7})});
+      Tensor gpu =
+          call_op(OpId::dropout, {IValue(same_layout_on(x, kGpu)), IValue(p), IValue(true)})
+              .at(0)
+              .to_tensor();
+      expect_same(cpu, gpu, "dropout p=" + std::to_string(p));
+    }
+  }
+}
+
+TEST(CudaKernels, SortAndTopkMatchTheCpu) {
+  REQUIRE_GPU();
+  // Specials: NaN after every number, -0.0 equal to 0.0 (kept bit for bit), ties.
+  Tensor specials = Tensor::from_vector<double>(
+      {3, std::nan(""), -0.0, 1, 0.0, -INFINITY, 1, -std::nan(""), INFINITY, -2, 0.0, 1},
+      std::vector<int64_t>{2, 6});
+  for (DType dt : kDTypes) {
+    Tensor wide = values_tensor({4, 40}, dt);  // ties: the pool repeats every 14
+    Tensor st = call_op(OpId::t, {IValue(values_tensor({40, 3}, dt, 2))}).at(0).to_tensor();
+    Tensor one_row = values_tensor({3000}, dt, 1);
+    std::vector<Tensor> inputs = {wide, st, one_row, values_tensor(std::vector<int64_t>{}, dt),
+                                  values_tensor({0, 3}, dt)};
+    if (is_floating(dt)) {
+      Tensor s = Tensor::empty(specials.sizes(), dt);
+      copy_into(s, specials);
+      inputs.push_back(s);
+    }
+    for (const Tensor& x : inputs) {
+      for (int64_t dim : {0, -1}) {
+        for (bool descending : {false, true}) {
+          // The stable sort's order is defined: values and indices must agree.
+          for (uint32_t out : {0u, 1u}) {
+            compare(OpId::sort_stable, {IValue(x), IValue(true), IValue(dim), IValue(descending)},
+                    out);
+          }
+          // The unstable one may order ties differently: the values agree.
+          compare(OpId::sort, {IValue(x), IValue(dim), IValue(descending)}, 0);
+        }
+        if (dt == DType::Bool) continue;
+        const int64_t size = x.dim() == 0 ? 1 : x.sizes()[dim < 0 ? dim + x.dim() : dim];
+        for (int64_t k : {int64_t{0}, int64_t{1}, size / 2, size, size + 1}) {
+          for (bool largest : {true, false}) {
+            compare(OpId::topk, {IValue(x), IValue(k), IValue(dim), IValue(largest), IValue(true)},
+                    0);
+          }
+        }
+      }
+    }
+  }
+}
+
+IValue ints(std::vector<int64_t> v) { return IValue::int_list(v); }
+
+TEST(CudaKernels, ConvolutionsAndPoolsMatchTheCpu) {
+  REQUIRE_GPU();
+  struct Conv {
+    std::vector<int64_t> input, weight, stride, padding, dilation;
+    int64_t groups;
+  };
+  const std::vector<Conv> convs = {
+      {{2, 3, 7, 6}, {4, 3, 3, 3}, {1}, {0}, {1}, 1},
+      {{2, 4, 9, 8}, {6, 2, 3, 2}, {2, 1}, {1, 2}, {1}, 2},  // strides, padding, groups
+      {{1, 2, 10, 10}, {3, 2, 3, 3}, {1}, {2}, {2, 3}, 1},   // dilation
+      {{3, 8, 8}, {5, 3, 1, 1}, {1}, {0}, {1}, 1},           // unbatched; bad channels
+      {{2, 2, 5, 5}, {2, 2, 1, 1}, {1}, {0}, {1}, 1}};       // 1x1
+  for (DType dt : {DType::Float32, DType::Float64, DType::Int64}) {
+    for (const Conv& c : convs) {
+      Tensor x = values_tensor(c.input, dt), w = values_tensor(c.weight, dt, 1);
+      Tensor b = values_tensor({c.weight[0]}, dt, 2);
+      std::vector<IValue> geometry = {ints(c.stride), ints(c.padding), ints(c.dilation),
+                                      IValue(c.groups)};
+      std::vector<IValue> args = {IValue(x), IValue(w), IValue(b)};
+      args.insert(args.end(), geometry.begin(), geometry.end());
+      compare(OpId::conv2d, args);
+      args[2] = IValue();
+      compare(OpId::conv2d, args);
+      Outcome y = run(OpId::conv2d, args);
+      if (!y.error.empty()) continue;
+      Tensor grad = values_tensor(std::vector<int64_t>(y.value.to_tensor().sizes().begin(),
+                                                       y.value.to_tensor().sizes().end()),
+                                  dt, 3);
+      std::vector<IValue> gi = {IValue(grad), IValue(w), ints(c.input)};
+      gi.insert(gi.end(), geometry.begin(), geometry.end());
+      compare(OpId::conv2d_input_backward, gi);
+      std::vector<IValue> gw = {IValue(grad), IValue(x), ints(c.weight)};
+      gw.insert(gw.end(), geometry.begin(), geometry.end());
+      compare(OpId::conv2d_weight_backward, gw);
+    }
+  }
+  struct Pool {
+    std::vector<int64_t> kernel, stride, padding, dilation;
+    bool ceil_mode;
+  };
+  const std::vector<Pool> pools = {{{2}, {}, {0}, {1}, false},          {{3}, {2}, {1}, {1}, false},
+                                   {{3, 2}, {2, 1}, {1, 0}, {1}, true}, {{2}, {2}, {0}, {2}, false},
+                                   {{3}, {2}, {1}, {1}, true},          {{2}, {3}, {1}, {1}, true}};
+  Tensor specials = Tensor::from_vector<double>(
+      {-INFINITY, -INFINITY, 1, std::nan(""), -INFINITY, 2, 0, -0.0, 3, -1, -INFINITY, 4},
+      std::vector<int64_t>{1, 1, 3, 4});
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    Tensor s = Tensor::empty(specials.sizes(), dt);
+    copy_into(s, specials);
+    for (const Tensor& x : {values_tensor({2, 3, 7, 6}, dt), values_tensor({3, 5, 5}, dt), s}) {
+      for (const Pool& p : pools) {
+        IValue stride = p.stride.empty() ? IValue() : ints(p.stride);
+        compare(OpId::max_pool2d, {IValue(x), ints(p.kernel), stride, ints(p.padding),
+                                   ints(p.dilation), IValue(p.ceil_mode), IValue(false)});
+        compare(OpId::max_pool2d_indices, {IValue(x), ints(p.kernel), stride, ints(p.padding),
+                                           ints(p.dilation), IValue(p.ceil_mode)});
+        if (p.dilation[0] != 1) continue;
+        for (bool include_pad : {true, false}) {
+          for (IValue divisor : {IValue(), IValue(int64_t{3})}) {
+            compare(OpId::avg_pool2d, {IValue(x), ints(p.kernel), stride, ints(p.padding),
+                                       IValue(p.ceil_mode), IValue(include_pad), divisor});
+            Outcome y = run(OpId::avg_pool2d, {IValue(x), ints(p.kernel), stride, ints(p.padding),
+                                               IValue(p.ceil_mode), IValue(include_pad), divisor});
+            if (!y.error.empty()) continue;
+            Tensor grad = values_tensor(std::vector<int64_t>(y.value.to_tensor().sizes().begin(),
+                                                             y.value.to_tensor().sizes().end()),
+                                        dt, 1);
+            compare(OpId::avg_pool2d_backward,
+                    {IValue(grad), IValue(x), ints(p.kernel), stride, ints(p.padding),
+                     IValue(p.ceil_mode), IValue(include_pad), divisor});
+          }
+        }
+      }
     }
   }
 }

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/kernels/cpu/compose.h"
 #include "runtime/kernels/cpu/linalg_gemm.h"
 #include "runtime/kernels/cpu/window2d.h"
 #include "runtime/kernels/kernel.h"
@@ -263,6 +264,110 @@ void conv_weight_grad(const Tensor& grad, const Tensor& x, const ConvGeometry& g
   }
 }
 
+// ---- On a device (Note [Windows on a device] in window2d.h) ----
+
+// The padded input planes [B * C, th, tw] and the view of their windows, taps first:
+// [B, G, Cg, kH, kW, Ho, Wo], whose contiguous copy is cols [B, G, K, L].
+struct DeviceWindows {
+  Tensor padded;
+  DimVector shape, strides;
+};
+DeviceWindows device_windows(const Tensor& padded, const ConvGeometry& g) {
+  const int64_t tw = padded.sizes()[2], plane = padded.sizes()[1] * tw;
+  DeviceWindows w{padded, {}, {}};
+  w.shape =
+      DimVector{g.in.batch, g.groups, g.in_group(), g.kernel[0], g.kernel[1], g.out_h, g.out_w};
+  w.strides = DimVector{g.in.channels * plane, g.in_group() * plane, plane,      g.dilation[0] * tw,
+                        g.dilation[1],         g.stride[0] * tw,     g.stride[1]};
+  return w;
+}
+
+int64_t padded_rows(const ConvGeometry& g) {
+  return padded_extent(g.in.height, g.padding[0], g.out_h, g.kernel[0], g.stride[0], g.dilation[0]);
+}
+int64_t padded_cols(const ConvGeometry& g) {
+  return padded_extent(g.in.width, g.padding[1], g.out_w, g.kernel[1], g.stride[1], g.dilation[1]);
+}
+
+// im2col of the whole batch: [B, G, K, L].
+Tensor device_columns(const Tensor& input, const ConvGeometry& g) {
+  const int64_t H = g.in.height, W = g.in.width;
+  Tensor x = input.contiguous();
+  x = x.as_strided(DimVector{g.in.batch * g.in.channels, H, W}, DimVector{H * W, W, 1},
+                   x.storage_offset());
+  DeviceWindows w = device_windows(
+      padded_planes(x, g.padding[0], g.padding[1], padded_rows(g), padded_cols(g), Scalar(0.0)), g);
+  Tensor cols = w.padded.as_strided(w.shape, w.strides, 0).contiguous();
+  return cols.as_strided(
+      DimVector{g.in.batch, g.groups, g.col_rows(), g.col_cols()},
+      contiguous_strides(DimVector{g.in.batch, g.groups, g.col_rows(), g.col_cols()}),
+      cols.storage_offset());
+}
+
+// A contiguous tensor t seen with `sizes` (as many elements).
+Tensor reshaped(const Tensor& t, const DimVector& sizes) {
+  Tensor c = t.contiguous();
+  return c.as_strided(sizes, contiguous_strides(sizes), c.storage_offset());
+}
+
+Tensor conv2d_on_device(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, const ConvGeometry& g) {
+  check_same_device(weight, input.device());
+  if (bias) check_same_device(*bias, input.device());
+  Tensor cols = device_columns(input, g);
+  Tensor w = reshaped(weight, DimVector{g.groups, g.out_group(), g.col_rows()});
+  Tensor out = op1(OpId::matmul, {IValue(w), IValue(cols)});  // [B, G, Og, L]
+  out = reshaped(out, DimVector{g.in.batch, g.out_channels, g.out_h, g.out_w});
+  if (bias) {
+    Tensor b = bias->contiguous();
+    b = b.as_strided(DimVector{g.out_channels, 1, 1}, DimVector{1, 0, 0}, b.storage_offset());
+    out = op1(OpId::add, {IValue(out), IValue(b), IValue(int64_t{1})});
+  }
+  return reshaped(out, output_shape(g));
+}
+
+Tensor conv2d_input_backward_on_device(const Tensor& grad, const Tensor& weight,
+                                       const ConvGeometry& g) {
+  check_same_device(weight, grad.device());
+  Tensor gr = reshaped(grad, DimVector{g.in.batch, g.groups, g.out_group(), g.col_cols()});
+  Tensor w = weight.contiguous();
+  // W^T per group: [G, K, Og].
+  Tensor wt =
+      w.as_strided(DimVector{g.groups, g.col_rows(), g.out_group()},
+                   DimVector{g.out_group() * g.col_rows(), 1, g.col_rows()}, w.storage_offset());
+  Tensor gcols = op1(OpId::matmul, {IValue(wt), IValue(gr)});  // [B, G, K, L]
+  const int64_t th = padded_rows(g), tw = padded_cols(g);
+  Tensor padded =
+      Tensor::empty(DimVector{g.in.batch * g.in.channels, th, tw}, grad.dtype(), grad.device());
+  fill_tensor(padded, Scalar(0.0));
+  DeviceWindows win = device_windows(padded, g);
+  // col2im: every column entry added into the element its window tap covers.
+  Tensor zero = Tensor::empty(DimVector{1}, DType::Int64, grad.device());
+  fill_tensor(zero, Scalar(int64_t{0}));
+  cuda_backend()->put(padded.as_strided(win.shape, win.strides, 0),
+                      zero.as_strided(win.shape, DimVector(win.shape.size(), 0), 0),
+                      reshaped(gcols, win.shape), true);
+  Tensor inner = padded.as_strided(DimVector{g.in.batch * g.in.channels, g.in.height, g.in.width},
+                                   DimVector{th * tw, tw, 1}, g.padding[0] * tw + g.padding[1]);
+  return reshaped(inner, input_shape(g));
+}
+
+Tensor conv2d_weight_backward_on_device(const Tensor& grad, const Tensor& input,
+                                        const std::vector<int64_t>& weight_size,
+                                        const ConvGeometry& g) {
+  check_same_device(input, grad.device());
+  Tensor cols = device_columns(input, g);  // [B, G, K, L]
+  Tensor cols_t = cols.as_strided(DimVector{g.in.batch, g.groups, g.col_cols(), g.col_rows()},
+                                  DimVector{g.groups * g.col_rows() * g.col_cols(),
+                                            g.col_rows() * g.col_cols(), 1, g.col_cols()},
+                                  cols.storage_offset());
+  Tensor gr = reshaped(grad, DimVector{g.in.batch, g.groups, g.out_group(), g.col_cols()});
+  Tensor per_item = op1(OpId::matmul, {IValue(gr), IValue(cols_t)});  // [B, G, Og, K]
+  Tensor gw = op1(OpId::sum, {IValue(per_item), IValue::int_list(std::vector<int64_t>{0}),
+                              IValue(false), IValue()});
+  return reshaped(gw, DimVector(weight_size));
+}
+
 void check_floating(const Tensor& t) {
   TSL_CHECK(is_floating(t.dtype()), "\"slow_conv2d_cpu\" not implemented for '",
             scalar_type_name(t.dtype()), "'");
@@ -285,6 +390,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Ten
               " instead");
     check_same_dtype(input, *bias);
   }
+  if (!input.device().is_cpu()) return conv2d_on_device(input, weight, bias, g);
   Tensor out = Tensor::empty(output_shape(g), input.dtype());
   Tensor x = input.contiguous(), w = weight.contiguous();
   std::optional<Tensor> b;
@@ -309,6 +415,7 @@ Tensor conv2d_input_backward(const Tensor& grad, const Tensor& weight,
   check_grad_shape(grad, g);
   check_floating(grad);
   check_same_dtype(grad, weight);
+  if (!grad.device().is_cpu()) return conv2d_input_backward_on_device(grad, weight, g);
   Tensor gx = Tensor::empty(input_shape(g), grad.dtype());
   Tensor gr = grad.contiguous(), w = weight.contiguous();
   TSL_DISPATCH_FLOATING(grad.dtype(), "conv2d_input_backward",
@@ -325,6 +432,7 @@ Tensor conv2d_weight_backward(const Tensor& grad, const Tensor& input,
   check_grad_shape(grad, g);
   check_floating(grad);
   check_same_dtype(grad, input);
+  if (!grad.device().is_cpu()) return conv2d_weight_backward_on_device(grad, input, weight_size, g);
   Tensor gw = Tensor::empty(weight_size, grad.dtype());
   Tensor gr = grad.contiguous(), x = input.contiguous();
   TSL_DISPATCH_FLOATING(grad.dtype(), "conv2d_weight_backward",

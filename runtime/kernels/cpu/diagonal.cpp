@@ -84,15 +84,15 @@ Tensor matrix_diagonal(const Tensor& m, int64_t d) {
   int64_t step = m.strides()[0] + m.strides()[1];
   int64_t start = m.storage_offset() + s.row0 * m.strides()[0] + s.col0 * m.strides()[1];
   Tensor view = m.as_strided(DimVector{s.length}, DimVector{step}, start);
-  Tensor out = Tensor::empty(DimVector{s.length}, m.dtype());
+  Tensor out = Tensor::empty(DimVector{s.length}, m.dtype(), m.device());
   copy_into(out, view);
   return out;
 }
 
 // A zero matrix of `sizes` with the vector v written into its diagonal `d`.
 Tensor embed_diagonal(const Tensor& v, std::span<const int64_t> sizes, int64_t d) {
-  Tensor out = Tensor::empty(sizes, v.dtype());
-  std::memset(out.raw_data(), 0, out.nbytes());
+  Tensor out = Tensor::empty(sizes, v.dtype(), v.device());
+  fill_tensor(out, Scalar(int64_t{0}));
   DiagonalSpan s = diagonal_span(sizes[0], sizes[1], d);
   TSL_CHECK(s.length == v.numel(), "diag_backward: a gradient of ", v.numel(),
             " elements for a diagonal of ", s.length);

@@ -7,8 +7,8 @@
 // [batch, summed, right]. The result is written into the output's layout, where
 // einsum_backward may also broadcast a subscript no operand has or fill a diagonal.
 #include <algorithm>
-#include <cstring>
 
+#include "runtime/kernels/cpu/compose.h"
 #include "runtime/kernels/cpu/products.h"
 #include "runtime/kernels/cpu/reduction_common.h"
 #include "runtime/kernels/einsum_equation.h"
@@ -220,6 +220,15 @@ Tensor as_3d(const Tensor& t, int64_t rows, int64_t inner, int64_t cols) {
                       c.storage_offset());
 }
 
+// The products einsum is made of, by the kernels of the operands' device (every other
+// step is a view, a copy or sum_over, which serve every device).
+Tensor product(const Tensor& x, const Tensor& y) {
+  return x.device().is_cpu() ? mul(x, y) : op1(OpId::mul, {IValue(x), IValue(y)});
+}
+Tensor batched_product(const Tensor& x, const Tensor& y) {
+  return x.device().is_cpu() ? bmm(x, y) : op1(OpId::bmm, {IValue(x), IValue(y)});
+}
+
 // a * b summed over the labels `summed` (in both, needed by nothing later).
 Factor contract(const Factor& a, const Factor& b, const std::vector<int>& summed,
                 const int64_t* size) {
@@ -245,7 +254,8 @@ Factor contract(const Factor& a, const Factor& b, const std::vector<int>& summed
     DimVector xs = x.sizes(), xt = x.strides(), ys = y.sizes(), yt = y.strides();
     for (size_t i = 0; i < right.size(); ++i) xs.push_back(1), xt.push_back(0);
     for (size_t i = 0; i < left.size(); ++i) ys.insert(batch.size(), 1), yt.insert(batch.size(), 0);
-    out.t = mul(x.as_strided(xs, xt, x.storage_offset()), y.as_strided(ys, yt, y.storage_offset()));
+    out.t =
+        product(x.as_strided(xs, xt, x.storage_offset()), y.as_strided(ys, yt, y.storage_offset()));
     return out;
   }
   TSL_CHECK(a.t.dtype() != DType::Bool || b.t.dtype() != DType::Bool,
@@ -257,8 +267,8 @@ Factor contract(const Factor& a, const Factor& b, const std::vector<int>& summed
   b_dims.insert(b_dims.end(), right.begin(), right.end());
   int64_t nb = product_of(batch, size), nl = product_of(left, size);
   int64_t ns = product_of(summed, size), nr = product_of(right, size);
-  Tensor p = bmm(as_3d(arranged(a, a_dims, size), nb, nl, ns),
-                 as_3d(arranged(b, b_dims, size), nb, ns, nr));
+  Tensor p = batched_product(as_3d(arranged(a, a_dims, size), nb, nl, ns),
+                             as_3d(arranged(b, b_dims, size), nb, ns, nr));
   DimVector shape;
   for (int label : out.labels) shape.push_back(size[label]);
   out.t = p.as_strided(shape, contiguous_strides(shape), p.storage_offset());
@@ -281,8 +291,8 @@ Tensor write_output(const Factor& r, const Labels& l, const std::vector<bool>& k
   if (r.owned && !repeated && r.labels == distinct && r.t.is_contiguous()) {
     return r.t.as_strided(out_sizes, contiguous_strides(out_sizes), r.t.storage_offset());
   }
-  Tensor out = Tensor::empty(out_sizes, r.t.dtype());
-  if (repeated) std::memset(out.raw_data(), 0, out.nbytes());
+  Tensor out = Tensor::empty(out_sizes, r.t.dtype(), r.t.device());
+  if (repeated) fill_tensor(out, Scalar(int64_t{0}));
   DimVector strides(distinct.size(), 0), sizes;
   DimVector all = contiguous_strides(out_sizes);
   for (size_t i = 0; i < distinct.size(); ++i) {
@@ -314,7 +324,7 @@ void check_operand_count(const EinsumEquation& e, const std::vector<Tensor>& ten
             "einsum(): fewer operands were provided than specified in the equation");
   TSL_CHECK(e.operands.size() >= tensors.size(),
             "einsum(): more operands were provided than specified in the equation");
-  for (const Tensor& t : tensors) TSL_CHECK(t.device().is_cpu(), "einsum: expected CPU tensors");
+  for (const Tensor& t : tensors) check_same_device(t, tensors[0].device());
 }
 
 // einsum (out_size null) and einsum_backward (the output's sizes given).

@@ -6,6 +6,7 @@
 #include "runtime/kernels/cpu/loops.h"
 #include "runtime/kernels/cpu/random.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl {
 namespace {
@@ -68,6 +69,14 @@ Tensor normal_kernel(double mean, double std, Sizes size, OptDType dtype, OptDev
 Tensor normal_tensors_kernel(const Tensor& mean, const Tensor& std) {
   TSL_CHECK(mean.numel() == std.numel(), "normal: mean has ", mean.numel(),
             " elements and std has ", std.numel(), "; they must have the same number");
+  if (!mean.device().is_cpu()) {
+    // The numbers are drawn on the CPU, as every device's are: so is the whole sample
+    // (the CPU's numbers exactly), then moved.
+    check_same_device(std, mean.device());
+    return copy_to_device(
+        normal_tensors_kernel(copy_to_device(mean, kCPU), copy_to_device(std, kCPU)),
+        mean.device());
+  }
   DType t = mean.dtype();
   check_floating(t, "normal");
   Tensor m = mean.contiguous();
@@ -117,6 +126,8 @@ Tensor dropout_kernel(const Tensor& input, double p, bool training) {
   TSL_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
   if (p == 0 || !training || input.numel() == 0) return input;
   check_floating(input.dtype(), "dropout");
+  if (p == 1 && !input.device().is_cpu())
+    return call_op(OpId::mul, {IValue(input), IValue(0.0)}).at(0).to_tensor();
   Tensor out = Tensor::empty(input.sizes(), input.dtype());
   if (p == 1) {
     TSL_DISPATCH_FLOATING(input.dtype(), "dropout", [&] {
@@ -127,6 +138,19 @@ Tensor dropout_kernel(const Tensor& input, double p, bool training) {
   }
   Tensor mask = Tensor::empty(input.sizes(), input.dtype());
   cpu::fill_bernoulli(mask, 1 - p);
+  if (!input.device().is_cpu()) {
+    // The mask is drawn on the CPU from TSL's one stream (Note [Random streams] in
+    // random.cpp), as every factory's numbers for a device are, and scaled there; the
+    // product runs on the device: the CPU's numbers, element for element.
+    TSL_DISPATCH_FLOATING(input.dtype(), "dropout", [&] {
+      const scalar_t scale = scalar_t(1) / static_cast<scalar_t>(1 - p);
+      scalar_t* m = mask.data_ptr<scalar_t>();
+      for (int64_t i = 0; i < mask.numel(); ++i) m[i] *= scale;
+    });
+    return call_op(OpId::mul, {IValue(input), IValue(copy_to_device(mask, input.device()))})
+        .at(0)
+        .to_tensor();
+  }
   TSL_DISPATCH_FLOATING(input.dtype(), "dropout", [&] {
     const scalar_t scale = scalar_t(1) / static_cast<scalar_t>(1 - p);
     cpu::binary_into<scalar_t, scalar_t>(

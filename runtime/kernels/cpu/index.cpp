@@ -1,7 +1,14 @@
 // Indexing by tensors: advanced indexing x[idx] (int64 and bool tensors, one per dim,
 // broadcast together), index_select and gather. The results are copies.
+//
+// On a device (Note [Reductions on every device] in reduction.cpp) the same checks and
+// plan, with the offsets computed by the device's kernels and the elements moved by
+// the DeviceBackend's gather and put. As PyTorch's CUDA indexing, a bool mask waits for
+// the device (the result's size depends on its values: its coordinates are found on
+// the CPU), and so does the range check of int64 indices (their min and max).
 #include <cstring>
 
+#include "runtime/kernels/cpu/compose.h"
 #include "runtime/kernels/cpu/shape_kernels.h"
 #include "runtime/kernels/cpu/strided.h"
 #include "runtime/kernels/kernel.h"
@@ -48,7 +55,13 @@ std::vector<Tensor> expand_index_list(const Tensor& self,
       continue;
     }
     const Tensor& idx = *index;
-    TSL_CHECK(idx.device().is_cpu(), "index: expected CPU index tensors");
+    // PyTorch takes CPU index tensors for a tensor on any device.
+    TSL_CHECK(idx.device().is_cpu() || idx.device() == self.device(),
+              "indices should be either on cpu or on the same device as the indexed tensor (",
+              self.device().str(), ")");
+    auto on_self_device = [&](const Tensor& t) {
+      return t.device() == self.device() ? t : copy_to_device(t, self.device());
+    };
     if (idx.dtype() == DType::Bool) {
       int64_t first = static_cast<int64_t>(result.size());
       TSL_CHECK(idx.dim() > 0, "index: a 0-dim bool index is not supported");
@@ -59,13 +72,14 @@ std::vector<Tensor> expand_index_list(const Tensor& self,
                   " does not match the shape of the indexed tensor ", shape_str(self.sizes()),
                   " at index ", first + j);
       }
-      for (Tensor& column : mask_to_indices(idx)) result.push_back(std::move(column));
+      Tensor mask = idx.device().is_cpu() ? idx : copy_to_device(idx, kCPU);
+      for (Tensor& column : mask_to_indices(mask)) result.push_back(on_self_device(column));
       continue;
     }
     TSL_CHECK(idx.dtype() == DType::Int64,
               "tensors used as indices must be long, int, byte or bool tensors, got ",
               dtype_name(idx.dtype()));
-    result.push_back(idx);
+    result.push_back(on_self_device(idx));
   }
   TSL_CHECK(static_cast<int64_t>(result.size()) <= self.dim(),
             "too many indices for tensor of "
@@ -114,10 +128,35 @@ DimVector broadcast_strides(const Tensor& t, const DimVector& shape) {
   return strides;
 }
 
+// On a device: `idx` with negative indices wrapped, after checking that each lies in
+// [-size, size). One wait for the min and max; an index out of range is looked for on
+// the CPU, for the CPU's message naming the first one.
+Tensor wrapped_on_device(const Tensor& idx, int64_t size, int64_t dim) {
+  if (idx.numel() == 0) return idx;
+  const auto [lo, hi] = device_min_max(idx);
+  if (lo < -size || hi >= size) {
+    Tensor ids = copy_to_device(idx, kCPU).contiguous();
+    const int64_t* id = ids.data_ptr<int64_t>();
+    for (int64_t i = 0; i < ids.numel(); ++i) checked_index(id[i], size, dim);
+  }
+  return lo >= 0 ? idx : op1(OpId::remainder, {IValue(idx), IValue(size)});
+}
+
 // For each position of the broadcast index shape, the element offset in `self` that
 // the indexed dims select: sum over k of wrap(index_k) * stride_k.
 Tensor index_offsets(const Tensor& self, const std::vector<Tensor>& indices,
                      const DimVector& shape) {
+  if (!self.device().is_cpu()) {
+    Tensor offsets = Tensor::empty(shape, DType::Int64, self.device());
+    fill_tensor(offsets, Scalar(int64_t{0}));
+    for (int64_t d = 0; d < self.dim(); ++d) {
+      if (!indices[d].defined()) continue;
+      Tensor w = wrapped_on_device(indices[d], self.sizes()[d], d);
+      Tensor step = op1(OpId::mul, {IValue(w), IValue(self.strides()[d])});
+      offsets = op1(OpId::add, {IValue(offsets), IValue(step), IValue(int64_t{1})});
+    }
+    return offsets;
+  }
   Tensor offsets = Tensor::empty(shape, DType::Int64);
   int64_t* off = offsets.data_ptr<int64_t>();
   std::fill(off, off + offsets.numel(), 0);
@@ -233,7 +272,6 @@ IndexPlan plan_index(const Tensor& self, const std::vector<Tensor>& indices) {
 }
 
 Tensor index(const Tensor& self, std::vector<std::optional<Tensor>> index_list) {
-  TSL_CHECK(self.device().is_cpu(), "index: expected a CPU tensor");
   std::vector<Tensor> indices = expand_index_list(self, index_list);
   int64_t first = -1;
   int64_t count = 0;
@@ -243,6 +281,16 @@ Tensor index(const Tensor& self, std::vector<std::optional<Tensor>> index_list) 
     ++count;
   }
   if (first < 0) return clone(self);
+  if (!self.device().is_cpu()) {
+    IndexPlan plan = plan_index(self, indices);
+    Tensor out = Tensor::empty(plan.shape, self.dtype(), self.device());
+    if (out.numel() == 0) return out;
+    Tensor offsets =
+        plan.offsets.as_strided(plan.shape, plan.offset_strides, plan.offsets.storage_offset());
+    Tensor src = self.as_strided(plan.shape, plan.self_strides, self.storage_offset());
+    cuda_backend()->gather(out, offsets, src, 1, INT64_MAX);  // offsets are in range
+    return out;
+  }
   if (count == 1 && indices[first].dim() == 1 && self.is_contiguous()) {
     return index_rows(self, first, indices[first]);
   }

@@ -3,6 +3,7 @@
 // linalg_gemm.cpp; this file checks shapes and dtypes and lays out the batches.
 #include <Eigen/Core>
 
+#include "runtime/kernels/cpu/compose.h"
 #include "runtime/kernels/cpu/elementwise_math.h"
 #include "runtime/kernels/cpu/linalg_gemm.h"
 #include "runtime/kernels/cpu/loops.h"
@@ -212,6 +213,15 @@ void outer_typed(const Tensor& a, const Tensor& b, Tensor& out) {
 Tensor outer(const Tensor& self, const Tensor& vec2) {
   TSL_CHECK(self.dim() == 1, "outer: Expected 1-D argument self, but got ", self.dim(), "-D");
   TSL_CHECK(vec2.dim() == 1, "outer: Expected 1-D argument vec2, but got ", vec2.dim(), "-D");
+  if (!self.device().is_cpu() || !vec2.device().is_cpu()) {
+    // On a device: self as a column times vec2 as a row (mul promotes as outer does and
+    // checks the devices).
+    Tensor column = self.as_strided(DimVector{self.sizes()[0], 1}, DimVector{self.strides()[0], 1},
+                                    self.storage_offset());
+    Tensor row = vec2.as_strided(DimVector{1, vec2.sizes()[0]}, DimVector{1, vec2.strides()[0]},
+                                 vec2.storage_offset());
+    return op1(OpId::mul, {IValue(column), IValue(row)});
+  }
   DType t = promote_types(self.dtype(), vec2.dtype());
   Tensor a = self, b = vec2;
   if (a.dtype() != t) {
@@ -321,6 +331,22 @@ Tensor linear(const Tensor& input, const Tensor& weight, std::optional<Tensor> b
 // beta 0 self is not read, so its NaNs do not propagate (PyTorch's rule).
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, Scalar beta,
                Scalar alpha) {
+  if (!batch1.device().is_cpu() || !batch2.device().is_cpu()) {
+    // On a device: the same sum of the device's kernels, alpha and beta in the product's
+    // dtype first.
+    Tensor product = op1(OpId::bmm, {IValue(batch1), IValue(batch2)});
+    check_same_device(self, product.device());
+    const DType t = product.dtype();
+    auto in_dtype = [&](Scalar s) {
+      return is_floating(t) ? IValue(s.to_double()) : IValue(s.to<int64_t>());
+    };
+    Tensor scaled = op1(OpId::mul, {IValue(product), in_dtype(alpha)});
+    if (beta.to_double() == 0) return scaled;
+    Tensor added = to_dtype_copy(
+        expand(self, std::vector<int64_t>(product.sizes().begin(), product.sizes().end())), t);
+    Tensor kept = op1(OpId::mul, {IValue(added), in_dtype(beta)});
+    return op1(OpId::add, {IValue(kept), IValue(scaled), IValue(int64_t{1})});
+  }
   Tensor product = bmm(batch1, batch2);
   Tensor added = to_dtype_copy(
       expand(self, std::vector<int64_t>(product.sizes().begin(), product.sizes().end())),

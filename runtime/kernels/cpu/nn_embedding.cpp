@@ -2,6 +2,8 @@
 // weight matrix, F.embedding's argument order) and one_hot.
 #include <cstring>
 
+#include "runtime/kernels/cpu/compose.h"
+#include "runtime/kernels/cpu/loops.h"
 #include "runtime/kernels/cpu/reduction_common.h"
 #include "runtime/kernels/cpu/shape_kernels.h"
 
@@ -22,7 +24,7 @@ Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_
                  std::optional<double> max_norm, double norm_type, bool scale_grad_by_freq,
                  bool sparse) {
   (void)norm_type, (void)scale_grad_by_freq, (void)sparse;  // they change only the gradient
-  TSL_CHECK(input.device().is_cpu() && weight.device().is_cpu(), "embedding: expected CPU tensors");
+  check_same_device(input, weight.device());
   TSL_CHECK(input.dtype() == DType::Int64,
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
             "Long, Int; but got ",
@@ -35,9 +37,16 @@ Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_
   int64_t rows = weight.sizes()[0];
   check_padding_idx(padding_idx, rows);
   Tensor ids = input.contiguous();
-  const int64_t* id = ids.data_ptr<int64_t>();
-  for (int64_t i = 0; i < ids.numel(); ++i) {
-    TSL_CHECK(id[i] >= 0 && id[i] < rows, "index out of range in self");
+  if (!ids.device().is_cpu()) {
+    if (ids.numel() > 0) {
+      const auto [lo, hi] = device_min_max(ids);
+      TSL_CHECK(lo >= 0 && hi < rows, "index out of range in self");
+    }
+  } else {
+    const int64_t* id = ids.data_ptr<int64_t>();
+    for (int64_t i = 0; i < ids.numel(); ++i) {
+      TSL_CHECK(id[i] >= 0 && id[i] < rows, "index out of range in self");
+    }
   }
   Tensor flat = ids.as_strided(DimVector{ids.numel()}, DimVector{1}, ids.storage_offset());
   Tensor picked = index_select(weight, 0, flat);
@@ -47,13 +56,28 @@ Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_
 }
 
 Tensor one_hot(const Tensor& input, int64_t num_classes) {
-  TSL_CHECK(input.device().is_cpu(), "one_hot: expected a CPU tensor");
   TSL_CHECK(input.dtype() == DType::Int64, "one_hot is only applicable to index tensor.");
   DimVector shape = input.sizes();
   if (input.numel() == 0) {
     TSL_CHECK(num_classes > 0, "Can not infer total number of classes from empty tensor.");
     shape.push_back(num_classes);
-    return Tensor::empty(shape, DType::Int64);
+    return Tensor::empty(shape, DType::Int64, input.device());
+  }
+  if (!input.device().is_cpu()) {
+    // On a device: the same checks on the min and max, then input[..., None] == classes.
+    const auto [lo, hi] = device_min_max(input);
+    TSL_CHECK(lo >= 0, "Class values must be non-negative.");
+    if (num_classes == -1) num_classes = hi + 1;
+    TSL_CHECK(num_classes > hi, "Class values must be smaller than num_classes.");
+    Tensor classes = Tensor::empty(DimVector{num_classes}, DType::Int64);
+    for (int64_t c = 0; c < num_classes; ++c) classes.data_ptr<int64_t>()[c] = c;
+    DimVector column_strides = input.strides();
+    column_strides.push_back(0);
+    DimVector column_sizes = input.sizes();
+    column_sizes.push_back(1);
+    Tensor column = input.as_strided(column_sizes, column_strides, input.storage_offset());
+    Tensor hot = op1(OpId::eq, {IValue(column), IValue(copy_to_device(classes, input.device()))});
+    return to_dtype_copy(hot, DType::Int64);
   }
   Tensor ids = input.contiguous();
   const int64_t* id = ids.data_ptr<int64_t>();

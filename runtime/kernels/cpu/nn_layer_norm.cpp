@@ -3,6 +3,7 @@
 // bias. Mean and variance are accumulated in double, in two passes.
 #include <cmath>
 
+#include "runtime/kernels/cpu/compose.h"
 #include "runtime/kernels/cpu/reduction_common.h"
 
 namespace tsl::cpu {
@@ -57,12 +58,41 @@ void normalize_row(const T* x, T* out, int64_t n, const T* w, const T* b, double
   }
 }
 
+// On a device: the same two passes as compositions of the device's kernels, in the
+// input's dtype (PyTorch's CUDA kernel accumulates float32 in float32 too).
+Tensor layer_norm_on_device(const Tensor& input, int64_t n, const std::optional<Tensor>& weight,
+                            const std::optional<Tensor>& bias, double eps) {
+  for (const std::optional<Tensor>* t : {&weight, &bias}) {
+    if (*t) check_same_device(**t, input.device());
+  }
+  Tensor x = input.contiguous();
+  if (x.numel() == 0) return Tensor::empty(x.sizes(), x.dtype(), x.device());
+  const int64_t rows = x.numel() / n;
+  Tensor rows_view = x.as_strided(DimVector{rows, n}, DimVector{n, 1}, x.storage_offset());
+  const IValue last = IValue::int_list(std::vector<int64_t>{1});
+  auto row_mean = [&](const Tensor& t) {
+    return op1(OpId::mean, {IValue(t), last, IValue(true), IValue()});
+  };
+  const IValue one(int64_t{1});  // add's and sub's alpha
+  Tensor centered = op1(OpId::sub, {IValue(rows_view), IValue(row_mean(rows_view)), one});
+  Tensor var = row_mean(op1(OpId::mul, {IValue(centered), IValue(centered)}));
+  Tensor rstd = op1(OpId::rsqrt, {IValue(op1(OpId::add, {IValue(var), IValue(eps), one}))});
+  Tensor y = op1(OpId::mul, {IValue(centered), IValue(rstd)});
+  auto as_row = [&](const Tensor& t) {
+    Tensor c = t.contiguous();
+    return c.as_strided(DimVector{1, n}, DimVector{n, 1}, c.storage_offset());
+  };
+  if (weight) y = op1(OpId::mul, {IValue(y), IValue(as_row(*weight))});
+  if (bias) y = op1(OpId::add, {IValue(y), IValue(as_row(*bias)), one});
+  return y.as_strided(x.sizes(), contiguous_strides(x.sizes()), y.storage_offset());
+}
+
 Tensor layer_norm(const Tensor& input, std::vector<int64_t> normalized_shape,
                   std::optional<Tensor> weight, std::optional<Tensor> bias, double eps,
                   bool cudnn_enable) {
   (void)cudnn_enable;  // a CUDA switch in PyTorch's signature
-  TSL_CHECK(input.device().is_cpu(), "layer_norm: expected a CPU tensor");
   int64_t n = check_layer_norm(input, normalized_shape, weight, bias);
+  if (!input.device().is_cpu()) return layer_norm_on_device(input, n, weight, bias, eps);
   Tensor x = input.contiguous();
   Tensor out = Tensor::empty(x.sizes(), x.dtype());
   if (x.numel() == 0) return out;

@@ -2,6 +2,7 @@
 // and label smoothing, mse_loss, binary_cross_entropy), following PyTorch 1.13's
 // formulas, reductions and messages.
 #include "runtime/kernels/cpu/nn_loss.h"
+#include "runtime/kernels/cpu/compose.h"
 #include "runtime/kernels/cpu/nn_softmax.h"
 #include "runtime/kernels/cpu/reduction_common.h"
 
@@ -272,9 +273,6 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, std::string reduction
   if (!input.device().is_cpu() || !target.device().is_cpu()) {
     // On a device: its kernels, (x - y)^2 then the reduction.
     check_same_device(target, input.device());
-    auto op1 = [](OpId op, std::vector<IValue> args) {
-      return call_op(op, std::move(args)).at(0).to_tensor();
-    };
     Tensor d = op1(OpId::sub, {IValue(input), IValue(target), IValue(int64_t{1})});
     Tensor sq = op1(OpId::to_dtype, {IValue(op1(OpId::mul, {IValue(d), IValue(d)})), IValue(t)});
     if (r == Reduction::None) return sq;
@@ -303,6 +301,31 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, std::string reduction
   });
 }
 
+// On a device: the CPU loop's formula as the device's kernels, step by step in T (so
+// with the same roundings), then the reduction.
+Tensor binary_cross_entropy_on_device(const Tensor& x, const Tensor& y,
+                                      const std::optional<Tensor>& weight, Reduction r) {
+  auto in_range = op1(OpId::logical_and, {IValue(op1(OpId::ge, {IValue(x), IValue(0.0)})),
+                                          IValue(op1(OpId::le, {IValue(x), IValue(1.0)}))});
+  TSL_CHECK(op1(OpId::all, {IValue(in_range), IValue(), IValue(false)}).item().to_bool(),
+            "all elements of input should be between 0 and 1");
+  const IValue one(int64_t{1});  // add's and sub's alpha
+  auto clamped_log = [&](const Tensor& t) {
+    return op1(OpId::clamp, {IValue(op1(OpId::log, {IValue(t)})), IValue(-100.0), IValue()});
+  };
+  Tensor log_p = clamped_log(x);
+  Tensor log_q =
+      clamped_log(op1(OpId::add, {IValue(op1(OpId::neg, {IValue(x)})), IValue(1.0), one}));
+  Tensor o =
+      op1(OpId::sub, {IValue(op1(OpId::mul, {IValue(op1(OpId::sub, {IValue(y), IValue(1.0), one})),
+                                             IValue(log_q)})),
+                      IValue(op1(OpId::mul, {IValue(y), IValue(log_p)})), one});
+  if (weight && weight->defined()) o = op1(OpId::mul, {IValue(o), IValue(*weight)});
+  if (r == Reduction::None) return o;
+  return op1(r == Reduction::Mean ? OpId::mean : OpId::sum,
+             {IValue(o), IValue(), IValue(false), IValue()});
+}
+
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, std::optional<Tensor> weight,
                             std::string reduction) {
   Reduction r = parse_reduction(reduction);
@@ -313,6 +336,14 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, std::opti
             scalar_type_name(input.dtype()), "'");
   TSL_CHECK(target.dtype() == input.dtype(), "Found dtype ", scalar_type_name(target.dtype()),
             " but expected ", scalar_type_name(input.dtype()));
+  if (!input.device().is_cpu()) {
+    check_same_device(target, input.device());
+    if (weight && weight->defined()) {
+      broadcast_shapes(input.sizes(), weight->sizes(), "binary_cross_entropy");
+      check_same_device(*weight, input.device());
+    }
+    return binary_cross_entropy_on_device(input, target, weight, r);
+  }
   Tensor x = input.contiguous();
   Tensor y = target.contiguous();
   std::optional<Tensor> w;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/kernels/cpu/compose.h"
 #include "runtime/kernels/cpu/window2d.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/parallel.h"
@@ -123,9 +124,94 @@ void max_pool_plane(const T* x, const PoolGeometry& g, T* out, int64_t* offsets)
   }
 }
 
+// ---- On a device (Note [Windows on a device] in window2d.h) ----
+
+// The input's planes as [planes, H, W], contiguous.
+Tensor as_planes(const Tensor& input, const PoolGeometry& g) {
+  Tensor x = input.contiguous();
+  return x.as_strided(DimVector{g.planes(), g.in.height, g.in.width},
+                      DimVector{g.in_plane(), g.in.width, 1}, x.storage_offset());
+}
+
+Tensor reshaped(const Tensor& t, const DimVector& sizes) {
+  Tensor c = t.contiguous();
+  return c.as_strided(sizes, contiguous_strides(sizes), c.storage_offset());
+}
+
+// A [rows, cols] int64 or float tensor from the host, on `device`.
+template <typename T, typename Fn>
+Tensor host_grid(int64_t rows, int64_t cols, DType dtype, Device device, Fn&& value) {
+  Tensor t = Tensor::empty(DimVector{rows, cols}, dtype);
+  T* p = t.data_ptr<T>();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) p[r * cols + c] = static_cast<T>(value(r, c));
+  }
+  return copy_to_device(t, device);
+}
+
+// max_pool on a device: the maximum of each window of the input padded with -inf, and
+// its offset: max.dim's position in the window, turned into the input's (i, j). A
+// window whose maximum is -inf reports its first valid tap, as the CPU loop does (no
+// element is larger than its starting -inf). Where a window holds several NaNs, the
+// first one's offset is reported (the CPU keeps the last).
+void max_pool_on_device(const Tensor& input, const PoolGeometry& g, Tensor* out, Tensor* offsets) {
+  for (int64_t oh = 0; oh < g.out_h; ++oh) {
+    Taps th = taps(oh, g.stride[0], g.padding[0], g.kernel[0], g.dilation[0], g.in.height);
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      Taps tw = taps(ow, g.stride[1], g.padding[1], g.kernel[1], g.dilation[1], g.in.width);
+      TSL_CHECK(th.begin < th.end && tw.begin < tw.end, "max_pool2d: the window at output (", oh,
+                ", ", ow, ") covers only padding; use less padding or dilation");
+    }
+  }
+  const int64_t kh = g.kernel[0], kw = g.kernel[1];
+  Tensor padded = padded_planes(
+      as_planes(input, g), g.padding[0], g.padding[1],
+      padded_extent(g.in.height, g.padding[0], g.out_h, kh, g.stride[0], g.dilation[0]),
+      padded_extent(g.in.width, g.padding[1], g.out_w, kw, g.stride[1], g.dilation[1]),
+      Scalar(-std::numeric_limits<double>::infinity()));
+  Tensor windows = reshaped(window_view(padded, g.out_h, g.out_w, g.kernel, g.stride, g.dilation),
+                            DimVector{g.planes(), g.out_h, g.out_w, kh * kw});
+  std::vector<IValue> best =
+      call_op(OpId::max_dim, {IValue(windows), IValue(int64_t{-1}), IValue(false)}, 2);
+  Tensor values = best[0].to_tensor();
+  if (out) *out = reshaped(values, g.out_shape());
+  if (!offsets) return;
+  const Device dev = input.device();
+  const IValue one(int64_t{1});
+  Tensor tap = best[1].to_tensor();
+  Tensor tap_row = op1(OpId::floor_divide, {IValue(tap), IValue(kw)});
+  Tensor tap_col = op1(OpId::remainder, {IValue(tap), IValue(kw)});
+  // Input row and column of each output's tap: start of the window plus the tap.
+  Tensor row0 = host_grid<int64_t>(g.out_h, 1, DType::Int64, dev, [&](int64_t r, int64_t) {
+    return r * g.stride[0] - g.padding[0];
+  });
+  Tensor col0 = host_grid<int64_t>(1, g.out_w, DType::Int64, dev, [&](int64_t, int64_t c) {
+    return c * g.stride[1] - g.padding[1];
+  });
+  Tensor ih =
+      op1(OpId::add,
+          {IValue(row0), IValue(op1(OpId::mul, {IValue(tap_row), IValue(g.dilation[0])})), one});
+  Tensor iw =
+      op1(OpId::add,
+          {IValue(col0), IValue(op1(OpId::mul, {IValue(tap_col), IValue(g.dilation[1])})), one});
+  Tensor at =
+      op1(OpId::add, {IValue(op1(OpId::mul, {IValue(ih), IValue(g.in.width)})), IValue(iw), one});
+  Tensor first_valid =
+      host_grid<int64_t>(g.out_h, g.out_w, DType::Int64, dev, [&](int64_t r, int64_t c) {
+        Taps th = taps(r, g.stride[0], g.padding[0], kh, g.dilation[0], g.in.height);
+        Taps tw = taps(c, g.stride[1], g.padding[1], kw, g.dilation[1], g.in.width);
+        return th.begin * g.in.width + tw.begin;
+      });
+  Tensor none_larger =
+      op1(OpId::eq, {IValue(values), IValue(-std::numeric_limits<double>::infinity())});
+  *offsets = reshaped(op1(OpId::where, {IValue(none_larger), IValue(first_valid), IValue(at)}),
+                      g.out_shape());
+}
+
 // Values (out) and/or offsets of max pooling over all planes.
 void max_pool(const Tensor& input, const PoolGeometry& g, Tensor* out, Tensor* offsets) {
   check_floating("max_pool2d", input);
+  if (!input.device().is_cpu()) return max_pool_on_device(input, g, out, offsets);
   Tensor x = input.contiguous();
   int64_t work = g.out_plane() * g.kernel[0] * g.kernel[1];
   TSL_DISPATCH_FLOATING(x.dtype(), "max_pool2d", [&] {
@@ -150,7 +236,7 @@ Tensor max_pool2d(const Tensor& input, const std::vector<int64_t>& kernel_size,
             "only");
   PoolGeometry g = pool_geometry("max_pool2d", input.sizes(), kernel_size, stride, padding,
                                  dilation, ceil_mode, true);
-  Tensor out = Tensor::empty(g.out_shape(), input.dtype());
+  Tensor out = Tensor::empty(g.out_shape(), input.dtype(), input.device());
   max_pool(input, g, &out, nullptr);
   return out;
 }
@@ -161,7 +247,7 @@ Tensor max_pool2d_indices(const Tensor& input, const std::vector<int64_t>& kerne
                           bool ceil_mode) {
   PoolGeometry g = pool_geometry("max_pool2d", input.sizes(), kernel_size, stride, padding,
                                  dilation, ceil_mode, true);
-  Tensor offsets = Tensor::empty(g.out_shape(), DType::Int64);
+  Tensor offsets = Tensor::empty(g.out_shape(), DType::Int64, input.device());
   max_pool(input, g, nullptr, &offsets);
   return offsets;
 }
@@ -199,6 +285,63 @@ PoolGeometry avg_geometry(std::span<const int64_t> sizes, const std::vector<int6
                           const std::optional<int64_t>& divisor_override) {
   TSL_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
   return pool_geometry("avg_pool2d", sizes, kernel_size, stride, padding, {1}, ceil_mode, false);
+}
+
+// ---- avg_pool2d on a device ----
+
+// Each output's divisor as a [out_h, out_w] tensor of `dtype` on `device` (1 for a
+// window over padding only, whose sum is 0 and which the CPU writes as 0).
+Tensor avg_divisors(const PoolGeometry& g, const AvgOptions& o, DType dtype, Device device) {
+  auto divisor = [&](int64_t r, int64_t c) {
+    AvgWindow w = avg_window(g, o, r, c);
+    return w.empty() ? 1.0 : static_cast<double>(w.divisor);
+  };
+  return dtype == DType::Float32 ? host_grid<float>(g.out_h, g.out_w, dtype, device, divisor)
+                                 : host_grid<double>(g.out_h, g.out_w, dtype, device, divisor);
+}
+
+int64_t avg_padded_rows(const PoolGeometry& g) {
+  return padded_extent(g.in.height, g.padding[0], g.out_h, g.kernel[0], g.stride[0], 1);
+}
+int64_t avg_padded_cols(const PoolGeometry& g) {
+  return padded_extent(g.in.width, g.padding[1], g.out_w, g.kernel[1], g.stride[1], 1);
+}
+
+// The window sums of the zero-padded input (padding adds nothing) over the divisors.
+Tensor avg_pool_on_device(const Tensor& input, const PoolGeometry& g, const AvgOptions& o) {
+  Tensor padded = padded_planes(as_planes(input, g), g.padding[0], g.padding[1], avg_padded_rows(g),
+                                avg_padded_cols(g), Scalar(0.0));
+  Tensor windows = window_view(padded, g.out_h, g.out_w, g.kernel, g.stride, Pair{1, 1});
+  Tensor sums = op1(OpId::sum, {IValue(windows), IValue::int_list(std::vector<int64_t>{3, 4}),
+                                IValue(false), IValue()});
+  Tensor out =
+      op1(OpId::div,
+          {IValue(sums), IValue(avg_divisors(g, o, input.dtype(), input.device())), IValue()});
+  return reshaped(out, g.out_shape());
+}
+
+// The adjoint: grad / divisor added into every tap of each window (a put that
+// accumulates into the padded planes), the padding cut off.
+Tensor avg_pool_backward_on_device(const Tensor& grad, const PoolGeometry& g, const AvgOptions& o) {
+  Tensor share =
+      op1(OpId::div, {IValue(reshaped(grad, DimVector{g.planes(), g.out_h, g.out_w})),
+                      IValue(avg_divisors(g, o, grad.dtype(), grad.device())), IValue()});
+  const int64_t th = avg_padded_rows(g), tw = avg_padded_cols(g);
+  Tensor padded = Tensor::empty(DimVector{g.planes(), th, tw}, grad.dtype(), grad.device());
+  fill_tensor(padded, Scalar(0.0));
+  Tensor windows = window_view(padded, g.out_h, g.out_w, g.kernel, g.stride, Pair{1, 1});
+  Tensor zero = Tensor::empty(DimVector{1}, DType::Int64, grad.device());
+  fill_tensor(zero, Scalar(int64_t{0}));
+  const DimVector& shape = windows.sizes();
+  cuda_backend()->put(
+      windows, zero.as_strided(shape, DimVector(shape.size(), 0), 0),
+      share.as_strided(shape, DimVector{g.out_plane(), g.out_w, 1, 0, 0}, share.storage_offset()),
+      true);
+  Tensor inner = padded.as_strided(DimVector{g.planes(), g.in.height, g.in.width},
+                                   DimVector{th * tw, tw, 1}, g.padding[0] * tw + g.padding[1]);
+  return reshaped(inner, g.in.batched
+                             ? DimVector{g.in.batch, g.in.channels, g.in.height, g.in.width}
+                             : DimVector{g.in.channels, g.in.height, g.in.width});
 }
 
 // backward = false: out[o] = sum of the window / divisor; true: every input of the
@@ -240,6 +383,7 @@ Tensor avg_pool2d(const Tensor& input, const std::vector<int64_t>& kernel_size,
       avg_geometry(input.sizes(), kernel_size, stride, padding, ceil_mode, divisor_override);
   check_floating("avg_pool2d", input);
   AvgOptions opts{count_include_pad, divisor_override};
+  if (!input.device().is_cpu()) return avg_pool_on_device(input, g, opts);
   Tensor x = input.contiguous();
   Tensor out = Tensor::empty(g.out_shape(), input.dtype());
   int64_t work = g.out_plane() * g.kernel[0] * g.kernel[1];
@@ -266,6 +410,7 @@ Tensor avg_pool2d_backward(const Tensor& grad, const Tensor& input,
   TSL_CHECK(grad.sizes() == g.out_shape(), "avg_pool2d backward: expected grad of size ",
             shape_str(g.out_shape()), ", but got ", shape_str(grad.sizes()));
   AvgOptions opts{count_include_pad, divisor_override};
+  if (!grad.device().is_cpu()) return avg_pool_backward_on_device(grad, g, opts);
   Tensor gr = grad.contiguous();
   Tensor gx = Tensor::empty(input.sizes(), grad.dtype());
   int64_t work = g.out_plane() * g.kernel[0] * g.kernel[1];

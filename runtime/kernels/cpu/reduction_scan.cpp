@@ -1,6 +1,7 @@
 // CPU kernel: cumsum, the running sum along one dim. Floats accumulate in double as
 // PyTorch's CPU scan does; integers and bools sum to int64.
 #include "runtime/kernels/cpu/reduction_common.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl::cpu {
 namespace {
@@ -44,17 +45,21 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   int64_t d = wrap_dim(dim, self.dim());
   Tensor x = self.contiguous();
   if (dtype && *dtype != x.dtype()) {
-    Tensor cast = Tensor::empty(x.sizes(), *dtype);
+    Tensor cast = Tensor::empty(x.sizes(), *dtype, x.device());
     copy_into(cast, x);
     x = cast;
   }
   DType out_dtype = dtype.value_or(is_floating(x.dtype()) ? x.dtype() : DType::Int64);
-  Tensor out = Tensor::empty(x.sizes(), out_dtype);
+  Tensor out = Tensor::empty(x.sizes(), out_dtype, x.device());
   if (x.numel() == 0) return out;
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < d; ++i) outer *= x.sizes()[i];
   for (int64_t i = d + 1; i < x.dim(); ++i) inner *= x.sizes()[i];
   int64_t n = x.dim() == 0 ? 1 : x.sizes()[d];
+  if (!x.device().is_cpu()) {  // Note [Reductions on every device] in reduction.cpp
+    cuda_backend()->cumsum(x, outer, n, inner, out);
+    return out;
+  }
   TSL_DISPATCH_ALL(x.dtype(), "cumsum", [&] {
     using In = scalar_t;
     if constexpr (std::is_floating_point_v<In>) {

@@ -1,6 +1,7 @@
 // CPU kernels: reductions that need more than one pass or a transform of each element:
 // var and std (as PyTorch's CPU kernels compute them, see var_impl), norm and logsumexp
 // (max first, so exp never overflows).
+#include "runtime/kernels/cpu/compose.h"
 #include "runtime/kernels/cpu/reduction_common.h"
 
 namespace tsl::cpu {
@@ -123,10 +124,6 @@ void welford_reduce(const ReducePlan& p, T* out, const Finish& finish) {
 // ---- On a device: the same checks, then compositions of the device's kernels ----
 // (Note [Reductions on every device] in reduction.cpp.) Two passes where the CPU runs
 // Welford's update: the results agree to rounding.
-
-Tensor op1(OpId op, std::vector<IValue> args) {
-  return call_op(op, std::move(args)).at(0).to_tensor();
-}
 
 IValue dims_of(DimMask mask, int64_t ndim) {
   std::vector<int64_t> dims;

@@ -3,6 +3,7 @@
 // Each returns a new tensor; accumulation runs in a fixed order, so results repeat.
 #include <algorithm>
 
+#include "runtime/kernels/cpu/compose.h"
 #include "runtime/kernels/cpu/reduction_common.h"
 #include "runtime/kernels/cpu/scatter.h"
 #include "runtime/kernels/cpu/shape_kernels.h"
@@ -252,9 +253,62 @@ void index_add_loop(const Tensor& out, int64_t d, const Tensor& index, const Ten
   }
 }
 
+// index_add on a device: index_add_loop's writes as one accumulating put over the
+// positions of out's shape with `dim` resized to the index's length.
+void index_add_on_device(const Tensor& out, int64_t d, const Tensor& index, const Tensor& source,
+                         Scalar alpha) {
+  int64_t size = out.dim() == 0 ? 1 : out.sizes()[d];
+  const auto [lo, hi] = device_min_max(index);
+  if (lo < 0 || hi >= size) {  // the CPU's message, naming the first bad index
+    Tensor ids = copy_to_device(index, kCPU).contiguous();
+    const int64_t* id = ids.data_ptr<int64_t>();
+    for (int64_t i = 0; i < ids.numel(); ++i) {
+      TSL_CHECK(id[i] >= 0 && id[i] < size, "index_add(): index ", id[i],
+                " is out of range for dimension ", d, " with size ", size);
+    }
+  }
+  Slices o(out, d), s(source, d);
+  const int64_t n = index.numel();
+  // Over `shape` (out's, with dim d of length n): out's strides with 0 along d, the
+  // offsets index[i] * step along d only, and source's slices broadcast (right-aligned).
+  DimVector shape, out_strides, offset_strides, source_strides;
+  const size_t lead = o.sizes.size() - s.sizes.size();
+  for (int64_t j = 0; j < std::max<int64_t>(out.dim(), 1); ++j) {
+    if (j == d) {
+      shape.push_back(n);
+      out_strides.push_back(0);
+      offset_strides.push_back(index.dim() == 0 ? 0 : index.strides()[0]);
+      source_strides.push_back(source.dim() == 0 ? 0 : s.step);
+      continue;
+    }
+    const size_t js = static_cast<size_t>(j < d ? j : j - 1);
+    shape.push_back(o.sizes[js]);
+    out_strides.push_back(o.strides[js]);
+    offset_strides.push_back(0);
+    source_strides.push_back(js < lead || s.sizes[js - lead] == 1 ? 0 : s.strides[js - lead]);
+  }
+  Tensor offsets = op1(OpId::mul, {IValue(index), IValue(o.step)});
+  // alpha in out's dtype, as the CPU loop's alpha.to<T>() (2.5 is 2 for int64).
+  Tensor values = source;
+  if (out.dtype() == DType::Bool) {
+    if (!alpha.to<bool>()) return;  // or-ing false changes nothing
+  } else if (is_floating(out.dtype()) ? alpha.to_double() != 1 : alpha.to<int64_t>() != 1) {
+    IValue a = is_floating(out.dtype()) ? IValue(alpha.to_double()) : IValue(alpha.to<int64_t>());
+    values = op1(OpId::mul, {IValue(source), a});
+  }
+  cuda_backend()->put(out.as_strided(shape, out_strides, out.storage_offset()),
+                      offsets.as_strided(shape, offset_strides, offsets.storage_offset()),
+                      values.as_strided(shape, source_strides, values.storage_offset()), true);
+}
+
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                  Scalar alpha) {
-  check_cpu("index_add", {&self, &index, &source});
+  if (!self.device().is_cpu()) {
+    check_same_device(index, self.device());
+    check_same_device(source, self.device());
+  } else {
+    check_cpu("index_add", {&self, &index, &source});
+  }
   int64_t d = wrap_dim(dim, self.dim());
   check_index_add_args(self, d, index, source);
   Tensor out = clone(self);
@@ -264,6 +318,10 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
             ") cannot be broadcast to the slices of self ", shape_str(self.sizes()), " (",
             shape_str(o.sizes), ")");
   if (out.numel() == 0 || index.numel() == 0) return out;
+  if (!out.device().is_cpu()) {
+    index_add_on_device(out, d, index, source, alpha);
+    return out;
+  }
   TSL_DISPATCH_ALL(self.dtype(), "index_add",
                    [&] { index_add_loop<scalar_t>(out, d, index, source, alpha.to<scalar_t>()); });
   return out;
@@ -293,11 +351,31 @@ void index_put_loop(const Tensor& out, const IndexPlan& plan, const Tensor& valu
   });
 }
 
+// index_put_loop on a device: one put over the plan's positions.
+void index_put_on_device(const Tensor& out, const IndexPlan& plan, const Tensor& values,
+                         bool accumulate) {
+  if (plan.offsets.numel() == 0) return;
+  Tensor v = values.device() == out.device() ? values : copy_to_device(values, out.device());
+  DimVector value_strides = expanded_strides(v.sizes(), v.strides(), plan.shape);
+  cuda_backend()->put(
+      out.as_strided(plan.shape, plan.self_strides, out.storage_offset()),
+      plan.offsets.as_strided(plan.shape, plan.offset_strides, plan.offsets.storage_offset()),
+      v.as_strided(plan.shape, value_strides, v.storage_offset()), accumulate);
+}
+
+// Where index_put's tensors may live: self's device, and the CPU for a 0-dim value.
+void check_index_put_devices(const char* op, const Tensor& self, const Tensor& values) {
+  if (self.device().is_cpu())
+    check_cpu(op, {&self, &values});
+  else
+    check_same_device(values, self.device());
+}
+
 // PyTorch's index_put (x[indices] = values without changing x): the indices are those
 // of `index`; values broadcast to the shape of x[indices].
 Tensor index_put(const Tensor& self, std::vector<std::optional<Tensor>> index_list,
                  const Tensor& values, bool accumulate) {
-  check_cpu("index_put", {&self, &values});
+  check_index_put_devices("index_put", self, values);
   TSL_CHECK(self.dtype() == values.dtype(),
             "Index put requires the source and destination dtypes match, got ",
             scalar_type_name(self.dtype()), " for the destination and ",
@@ -308,6 +386,10 @@ Tensor index_put(const Tensor& self, std::vector<std::optional<Tensor>> index_li
   TSL_CHECK(expandable_to(values.sizes(), plan.shape), "shape mismatch: value tensor of shape ",
             shape_str(values.sizes()), " cannot be broadcast to indexing result of shape ",
             shape_str(plan.shape));
+  if (!out.device().is_cpu()) {
+    index_put_on_device(out, plan, values, accumulate);
+    return out;
+  }
   TSL_DISPATCH_ALL(self.dtype(), "index_put", [&] {
     if (accumulate)
       index_put_loop<scalar_t, true>(out, plan, values);
@@ -321,7 +403,7 @@ Tensor index_put(const Tensor& self, std::vector<std::optional<Tensor>> index_li
 // self itself. Values that share self's memory are copied first (x[i] = x.flip(0)).
 Tensor index_put_inplace(const Tensor& self, std::vector<std::optional<Tensor>> index_list,
                          const Tensor& values, bool accumulate) {
-  check_cpu("index_put_", {&self, &values});
+  check_index_put_devices("index_put_", self, values);
   check_inplace_allowed(self, "index_put_");
   TSL_CHECK(self.dtype() == values.dtype(),
             "Index put requires the source and destination dtypes match, got ",
@@ -347,12 +429,16 @@ Tensor index_put_inplace(const Tensor& self, std::vector<std::optional<Tensor>> 
   TSL_CHECK(expandable_to(src.sizes(), plan.shape), "shape mismatch: value tensor of shape ",
             shape_str(src.sizes()), " cannot be broadcast to indexing result of shape ",
             shape_str(plan.shape));
-  TSL_DISPATCH_ALL(self.dtype(), "index_put_", [&] {
-    if (accumulate)
-      index_put_loop<scalar_t, true>(self, plan, src);
-    else
-      index_put_loop<scalar_t, false>(self, plan, src);
-  });
+  if (!self.device().is_cpu()) {
+    index_put_on_device(self, plan, src, accumulate);
+  } else {
+    TSL_DISPATCH_ALL(self.dtype(), "index_put_", [&] {
+      if (accumulate)
+        index_put_loop<scalar_t, true>(self, plan, src);
+      else
+        index_put_loop<scalar_t, false>(self, plan, src);
+    });
+  }
   self.storage()->bump_version();
   return self;
 }

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "runtime/kernels/cpu/reduction_common.h"
+#include "runtime/kernels/cpu/shape_kernels.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl::cpu {
 namespace {
@@ -79,10 +81,52 @@ void sort_lines(const T* x, T* values, int64_t* indices, const Lines& l, bool st
   });
 }
 
+// On a device: the DeviceBackend's stable sort of rows, over a copy with `d` moved last;
+// the first k of each row when k >= 0 (topk). Equal values keep their order, which
+// PyTorch's CPU kernels (and so TSL's) do not promise beyond 16 elements: indices of
+// ties can differ between the devices, as in PyTorch.
+std::tuple<Tensor, Tensor> sort_on_device(const Tensor& self, int64_t d, bool descending,
+                                          int64_t k = -1) {
+  if (self.dim() == 0) {
+    Tensor indices = Tensor::empty({}, DType::Int64, self.device());
+    fill_tensor(indices, Scalar(int64_t{0}));
+    return {clone(self), indices};
+  }
+  // The permutation that moves d last, and its sizes and strides.
+  const int64_t nd = self.dim();
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < nd; ++i) {
+    if (i != d) perm.push_back(i);
+  }
+  perm.push_back(d);
+  DimVector sizes, strides;
+  for (int64_t p : perm) {
+    sizes.push_back(self.sizes()[p]);
+    strides.push_back(self.strides()[p]);
+  }
+  Tensor x = self.as_strided(sizes, strides, self.storage_offset()).contiguous();
+  const int64_t n = sizes.back(), rows = n == 0 ? 0 : x.numel() / n;
+  Tensor values = Tensor::empty(sizes, x.dtype(), x.device());
+  Tensor indices = Tensor::empty(sizes, DType::Int64, x.device());
+  cuda_backend()->sort_rows(x, rows, n, descending, values, indices);
+  // Back to self's dim order (the first k along d), contiguous.
+  const int64_t kept = k >= 0 ? k : n;
+  DimVector out_sizes = self.sizes(), moved_strides(static_cast<size_t>(nd), 0);
+  out_sizes[d] = kept;
+  const DimVector perm_strides = contiguous_strides(sizes);
+  for (int64_t i = 0; i < nd; ++i) moved_strides[perm[i]] = perm_strides[i];
+  auto back = [&](const Tensor& t) {
+    Tensor out = Tensor::empty(out_sizes, t.dtype(), t.device());
+    copy_into(out, t.as_strided(out_sizes, moved_strides, 0));
+    return out;
+  };
+  return {back(values), back(indices)};
+}
+
 std::tuple<Tensor, Tensor> sort_impl(const Tensor& self, bool stable, int64_t dim,
                                      bool descending) {
-  TSL_CHECK(self.device().is_cpu(), "sort: expected a CPU tensor");
   int64_t d = wrap_dim(dim, self.dim());
+  if (!self.device().is_cpu()) return sort_on_device(self, d, descending);
   Tensor x = self.contiguous();
   Tensor values = Tensor::empty(x.sizes(), x.dtype());
   Tensor indices = Tensor::empty(x.sizes(), DType::Int64);
@@ -145,11 +189,11 @@ void topk_lines(const T* x, T* values, int64_t* indices, const Lines& l, int64_t
 
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest,
                                 bool sorted) {
-  TSL_CHECK(self.device().is_cpu(), "topk: expected a CPU tensor");
   int64_t d = wrap_dim(dim, self.dim());
   int64_t size = self.dim() == 0 ? 1 : self.sizes()[d];
   TSL_CHECK(k >= 0 && k <= size, "selected index k out of range");
   TSL_CHECK(self.dtype() != DType::Bool, "\"topk_cpu\" not implemented for 'Bool'");
+  if (!self.device().is_cpu()) return sort_on_device(self, d, largest, k);
   Tensor x = self.contiguous();
   DimVector out_sizes = x.sizes();
   if (x.dim() > 0) out_sizes[d] = k;

@@ -2,12 +2,14 @@
 // for both dims), NCHW shapes with an optional batch, and output sizes.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "runtime/tensor/device_backend.h"
 #include "runtime/tensor/error.h"
 #include "runtime/tensor/tensor.h"
 
@@ -79,6 +81,46 @@ inline int64_t pool_output_size(int64_t size, int64_t kernel, int64_t stride, in
   int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
   if (ceil_mode && (out - 1) * stride >= size + padding) --out;
   return out;
+}
+
+// ---- On a device (Note [Windows on a device]) ----------------------------------------
+
+// Note [Windows on a device]
+// The convolution and pooling kernels run on a device as views and the device's
+// kernels: the input is copied into a padded tensor (zeros, or -inf for max pooling)
+// large enough for every window, whose windows are then one strided view
+// [planes..., out_h, out_w, kH, kW] (or with the taps first); a contiguous copy of it is
+// im2col, and a put that accumulates into it is col2im. GEMMs go to the device's matmul.
+
+// The planes of x ([..., H, W]) in a new tensor [..., total_h, total_w] on x's device,
+// filled with `fill` around them, their top left corner at (top, left).
+inline Tensor padded_planes(const Tensor& x, int64_t top, int64_t left, int64_t total_h,
+                            int64_t total_w, Scalar fill) {
+  DimVector sizes = x.sizes();
+  const size_t nd = sizes.size();
+  sizes[nd - 2] = total_h;
+  sizes[nd - 1] = total_w;
+  Tensor out = Tensor::empty(sizes, x.dtype(), x.device());
+  fill_tensor(out, fill);
+  copy_into(out.as_strided(x.sizes(), out.strides(), top * total_w + left), x);
+  return out;
+}
+
+// The windows of the padded planes p ([lead, total_h, total_w], contiguous) as a view
+// [lead, out_h, out_w, kH, kW]: window (oh, ow) starts at (oh * stride, ow * stride).
+inline Tensor window_view(const Tensor& p, int64_t out_h, int64_t out_w, const Pair& kernel,
+                          const Pair& stride, const Pair& dilation) {
+  const int64_t sh = p.strides()[1], sw = p.strides()[2];
+  return p.as_strided(
+      DimVector{p.sizes()[0], out_h, out_w, kernel[0], kernel[1]},
+      DimVector{p.strides()[0], stride[0] * sh, stride[1] * sw, dilation[0] * sh, dilation[1] * sw},
+      p.storage_offset());
+}
+
+// The padded extent one dim needs: `padding` before, and room for every window.
+inline int64_t padded_extent(int64_t size, int64_t padding, int64_t out, int64_t kernel,
+                             int64_t stride, int64_t dilation) {
+  return std::max(size + 2 * padding, (out - 1) * stride + (kernel - 1) * dilation + 1);
 }
 
 }  // namespace tsl::cpu

@@ -8,6 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "runtime/kernels/op_info.h"
 
 #include "runtime/tensor/device.h"
 #include "runtime/tensor/storage.h"
@@ -59,5 +62,9 @@ struct AllocatorStats {
 AllocatorStats allocator_stats();
 // Returns every unused cached segment to the driver (torch.cuda.empty_cache()).
 void empty_cache();
+
+// The ops with a CPU tensor kernel and no CUDA kernel yet (cuda_register.cpp): the
+// backend's backlog in one list, kept true by a test (CudaCoverage).
+const std::vector<OpId>& ops_without_cuda_kernel();
 
 }  // namespace tsl::cuda

@@ -1,7 +1,9 @@
 // The CUDA backend's host side: the DeviceBackend (copies across devices, fill), the
 // elementwise kernels (dtypes, broadcasting, in-place writes) and their registration.
-// The device code is elementwise.cu. See Note [The CUDA backend] in cuda_context.h.
+// The device code is elementwise_unary.cu and elementwise.cu. See Note [The CUDA backend] in
+// cuda_context.h.
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstring>
 #include <string>
@@ -206,6 +208,70 @@ class CudaBackend final : public DeviceBackend {
                   static_cast<int64_t*>(bad.raw_data()));
     int64_t v = bad.item().to_int();
     return v == INT64_MIN ? std::nullopt : std::optional<int64_t>(v);
+  }
+
+  void cumsum(const Tensor& input, int64_t outer, int64_t n, int64_t inner,
+              const Tensor& out) override {
+    TSL_INTERNAL_ASSERT(input.is_contiguous() && out.is_contiguous(), "cumsum: layouts");
+    launch_cumsum(input.dtype(), out.dtype(), input.raw_data(), out.raw_data(), outer, n, inner);
+  }
+
+  void sort_rows(const Tensor& input, int64_t rows, int64_t n, bool descending,
+                 const Tensor& values, const Tensor& indices) override {
+    TSL_INTERNAL_ASSERT(input.is_contiguous() && values.is_contiguous() && indices.is_contiguous(),
+                        "sort_rows: layouts");
+    const int64_t total = rows * n;
+    if (total == 0) return;
+    TSL_CHECK(rows == 1 || total <= INT32_MAX, "sort on CUDA: at most ", INT32_MAX,
+              " elements when sorting several rows; got ", total);
+    const DType dt = input.dtype();
+    Tensor keys = Tensor::empty(DimVector{total}, dt, kCUDA);
+    Tensor sorted_keys = Tensor::empty(DimVector{total}, dt, kCUDA);
+    Tensor positions = Tensor::empty(DimVector{total}, DType::Int64, kCUDA);
+    Tensor offsets;
+    if (rows > 1) {
+      Tensor host = Tensor::empty(DimVector{rows + 1}, DType::Int64);
+      for (int64_t r = 0; r <= rows; ++r) host.data_ptr<int64_t>()[r] = r * n;
+      offsets = copy_to_device(host, kCUDA);
+    }
+    SortBuffers b;
+    b.temp_bytes = sort_rows_temp_bytes(dt, rows, n, descending);
+    Tensor temp =
+        Tensor::empty(DimVector{static_cast<int64_t>(b.temp_bytes) + 1}, DType::Bool, kCUDA);
+    b.keys = keys.raw_data();
+    b.sorted_keys = sorted_keys.raw_data();
+    b.positions = static_cast<int64_t*>(positions.raw_data());
+    b.offsets = offsets.defined() ? static_cast<const int64_t*>(offsets.raw_data()) : nullptr;
+    b.temp = temp.raw_data();
+    launch_sort_rows(dt, input.raw_data(), rows, n, descending, b, values.raw_data(),
+                     static_cast<int64_t*>(indices.raw_data()));
+  }
+
+  void put(const Tensor& out, const Tensor& offsets, const Tensor& values,
+           bool accumulate) override {
+    const Tensor* ops[3] = {&out, &offsets, &values};
+    const Loop<3> loop = make_loop<3>(out.sizes().span(), ops);
+    if (loop.numel == 0) return;
+    if (accumulate) {
+      launch_put_accumulate(out.dtype(), loop);
+      return;
+    }
+    // Targets lie below the end of out's storage: sort only the bits that can differ.
+    const int64_t elements =
+        static_cast<int64_t>(out.storage()->nbytes() / element_size(out.dtype()));
+    PutBuffers b;
+    b.key_bits = std::max(1, 64 - std::countl_zero(static_cast<uint64_t>(elements)));
+    Tensor scratch = Tensor::empty(DimVector{4, loop.numel}, DType::Int64, kCUDA);
+    int64_t* base = static_cast<int64_t*>(scratch.raw_data());
+    b.targets = base;
+    b.positions = base + loop.numel;
+    b.sorted_targets = base + 2 * loop.numel;
+    b.sorted_positions = base + 3 * loop.numel;
+    b.temp_bytes = put_last_temp_bytes(loop.numel, b.key_bits);
+    Tensor temp =
+        Tensor::empty(DimVector{static_cast<int64_t>(b.temp_bytes) + 1}, DType::Bool, kCUDA);
+    b.temp = temp.raw_data();
+    launch_put_last(out.dtype(), loop, b);
   }
 
   void synchronize() override { cuda::synchronize("waiting for the GPU"); }

@@ -1,5 +1,8 @@
 // The CUDA backend's entry point: registers its kernels and installs its allocator and
 // DeviceBackend (called from ensure_kernels_registered in a build with CUDA).
+#include <vector>
+
+#include "runtime/kernels/cuda/cuda_context.h"
 #include "runtime/kernels/kernel.h"
 
 namespace tsl {
@@ -26,15 +29,32 @@ constexpr OpId kSharedKernels[] = {
     // joins and masks built on copies and `where` (cpu/shape_join.cpp, cpu/masked_fill.cpp)
     OpId::cat, OpId::stack, OpId::repeat, OpId::flip, OpId::masked_fill_scalar,
     OpId::masked_fill_tensor, OpId::slice_scatter, OpId::select_scatter,
-    // gathers through the DeviceBackend's gather (cpu/index.cpp)
-    OpId::gather, OpId::index_select,
-    // `where` with a mask (cpu/diagonal.cpp)
-    OpId::tril, OpId::triu,
-    // compositions of device kernels on a device (cpu/reduction_stats.cpp)
-    OpId::var, OpId::var_dim, OpId::std, OpId::std_dim, OpId::logsumexp, OpId::norm,
-    OpId::mse_loss};
+    // gathers and puts through the DeviceBackend (cpu/index.cpp, cpu/scatter.cpp)
+    OpId::gather, OpId::index_select, OpId::index, OpId::index_put, OpId::index_put_,
+    OpId::index_add, OpId::embedding, OpId::one_hot,
+    // `where` with a mask, and strided copies (cpu/diagonal.cpp)
+    OpId::tril, OpId::triu, OpId::diag, OpId::diag_backward,
+    // the DeviceBackend's scan and sort (cpu/reduction_scan.cpp, cpu/sort.cpp)
+    OpId::cumsum, OpId::sort, OpId::sort_stable, OpId::topk,
+    // compositions of device kernels on a device (cpu/reduction_stats.cpp, cpu/nn_loss.cpp,
+    // cpu/linalg.cpp, cpu/nn_layer_norm.cpp, cpu/allclose.cpp, cpu/einsum.cpp)
+    OpId::var, OpId::var_dim, OpId::std, OpId::std_dim, OpId::logsumexp, OpId::norm, OpId::mse_loss,
+    OpId::outer, OpId::baddbmm, OpId::layer_norm, OpId::allclose, OpId::einsum,
+    OpId::einsum_backward, OpId::binary_cross_entropy,
+    // windows of padded planes as views, GEMMs and puts (cpu/conv.cpp, cpu/pool.cpp)
+    OpId::conv2d, OpId::conv2d_input_backward, OpId::conv2d_weight_backward, OpId::max_pool2d,
+    OpId::max_pool2d_indices, OpId::avg_pool2d, OpId::avg_pool2d_backward,
+    // random numbers drawn on the CPU, used on the device (cpu/factory_random.cpp)
+    OpId::dropout, OpId::normal_tensors};
 
 }  // namespace
+
+namespace cuda {
+const std::vector<OpId>& ops_without_cuda_kernel() {
+  static const std::vector<OpId> ops = {};
+  return ops;
+}
+}  // namespace cuda
 
 void register_cuda_kernels() {
   cuda::install_backend();

@@ -15,8 +15,9 @@ namespace tsl::cuda {
 // output's index space (0 where an operand broadcasts), after merging dims that are
 // contiguous in every operand and dropping dims of size 1, so most runs are one dim.
 // A kernel walks the flat output index with a grid-stride loop and turns it into each
-// operand's offset (one dim and unit strides: the index itself). An operand with no
-// data pointer is a scalar (a Python number, or a 0-dim CPU tensor), passed by value.
+// operand's offset (one dim and unit strides: the index itself; Note [Two walks of an
+// elementwise loop] in launch_common.cuh). An operand with no data pointer is a scalar
+// (a Python number, or a 0-dim CPU tensor), passed by value.
 // Operands arrive converted to the op's compute dtype; the output is written in its
 // own dtype. The formulas are the CPU kernels' (elementwise_math.h and
 // elementwise_unary.cpp); the table-driven GPU tests compare the two.
@@ -50,8 +51,8 @@ void launch_unary(OpId op, DType compute, DType out, const Loop<2>& loop, const 
 // out = op(a, b) computed in `compute`, stored as `out`; `alpha` scales b (add, sub).
 void launch_binary(OpId op, DType compute, DType out, const Loop<3>& loop, double alpha,
                    int64_t int_alpha);
-// The ops with a formula in elementwise.cu: the one list the kernels and their
-// registration (cuda_elementwise.cpp) expand.
+// The ops with a formula in elementwise_unary.cu and elementwise.cu: the one list the kernels and
+// their registration (cuda_elementwise.cpp) expand.
 // clang-format off
 #define TSL_CUDA_UNARY_OPS(X)                                                                  \
   X(neg) X(abs) X(square) X(relu) X(sign) X(floor) X(ceil) X(round) X(trunc) X(clamp) X(clip) \
@@ -87,6 +88,31 @@ enum class DeviceReduce : uint8_t { Sum, Prod, Max, Min, Any, All };
 void launch_reduce(DeviceReduce kind, DType in, DType out, const void* input, void* output,
                    int64_t outer, int64_t reduce, int64_t inner, double divisor);
 
+// The running sum along `n` of a contiguous input read as [outer, n, inner] into a
+// contiguous out of the same layout: floats accumulate in double (as the CPU's scan),
+// ints and bools in int64; a bool out is whether the sum so far is nonzero.
+void launch_cumsum(DType in, DType out, const void* input, void* output, int64_t outer, int64_t n,
+                   int64_t inner);
+
+// Scratch of a sort of [rows, n] elements, allocated by the host: keys and sorted_keys
+// of rows * n elements, positions of rows * n int64, offsets of rows + 1 int64 holding
+// 0, n, 2n, ... (copied there), temp of sort_rows_temp_bytes bytes.
+struct SortBuffers {
+  void* keys = nullptr;
+  void* sorted_keys = nullptr;
+  int64_t* positions = nullptr;
+  const int64_t* offsets = nullptr;
+  void* temp = nullptr;
+  size_t temp_bytes = 0;
+};
+size_t sort_rows_temp_bytes(DType dtype, int64_t rows, int64_t n, bool descending);
+// Sorts each row of a contiguous [rows, n] input, stably: ascending, or descending;
+// -0.0 equals 0.0 and NaN comes after every number (before, descending), as the CPU's
+// comparisons. Writes each element's position in its row to indices and the elements
+// themselves (bit for bit) to values, both [rows, n]. rows * n < 2^31 when rows > 1.
+void launch_sort_rows(DType dtype, const void* input, int64_t rows, int64_t n, bool descending,
+                      const SortBuffers& buffers, void* values, int64_t* indices);
+
 // The first position of the max (or min) along `reduce` of the same layout into
 // indices[outer, inner], and the value into values (when not null). NaN counts as the
 // extreme; ties give the first position.
@@ -116,5 +142,27 @@ void launch_scatter_add(DType dtype, const Loop<3>& loop, int64_t dim_stride, in
 // at INT64_MIN) and its element left unwritten.
 void launch_gather(DType dtype, const Loop<3>& loop, int64_t dim_stride, int64_t dim_size,
                    int64_t* bad);
+
+// out[off(out) + offsets[off(offsets)]] += values[off(values)] over the loop's positions
+// (operands in that order): atomic adds, in no fixed order; for bools an or. The offsets
+// are in range (the host checked the indices they came from).
+void launch_put_accumulate(DType dtype, const Loop<3>& loop);
+
+// The same with `=`, where the last position (in row-major order) that writes an element
+// wins, as on the CPU: each position's target, a stable radix sort of the positions by
+// target (key_bits covering the largest target), then the last of each run writes.
+// Scratch from the host: four int64 arrays of loop.numel and temp of
+// put_last_temp_bytes bytes.
+struct PutBuffers {
+  int64_t* targets = nullptr;
+  int64_t* positions = nullptr;
+  int64_t* sorted_targets = nullptr;
+  int64_t* sorted_positions = nullptr;
+  void* temp = nullptr;
+  size_t temp_bytes = 0;
+  int key_bits = 64;
+};
+size_t put_last_temp_bytes(int64_t positions, int key_bits);
+void launch_put_last(DType dtype, const Loop<3>& loop, const PutBuffers& buffers);
 
 }  // namespace tsl::cuda

@@ -32,6 +32,25 @@ inline unsigned grid_for(int64_t n) {
   return static_cast<unsigned>(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
 }
 
+// fn(T{}) with T the C++ type of dtype t: the host's switch from a dtype to a template.
+template <typename Fn>
+void with_type(DType t, Fn&& fn) {
+  switch (t) {
+    case DType::Bool:
+      fn(bool{});
+      break;
+    case DType::Int64:
+      fn(int64_t{});
+      break;
+    case DType::Float32:
+      fn(float{});
+      break;
+    case DType::Float64:
+      fn(double{});
+      break;
+  }
+}
+
 // The element offset of flat output index `i` in each operand.
 template <int N>
 __device__ __forceinline__ void offsets(const Loop<N>& l, int64_t i, int64_t (&off)[N]) {

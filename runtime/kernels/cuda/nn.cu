@@ -119,7 +119,45 @@ __global__ void gather_kernel(const __grid_constant__ Loop<3> l, int64_t dim_str
   }
 }
 
+template <typename T>
+__global__ void put_accumulate_kernel(const __grid_constant__ Loop<3> l) {
+  T* out = reinterpret_cast<T*>(l.op[0].data);
+  const int64_t* shift = reinterpret_cast<const int64_t*>(l.op[1].data);
+  const T* values = reinterpret_cast<const T*>(l.op[2].data);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < l.numel;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t off[3];
+    offsets(l, i, off);
+    T* target = out + off[0] + shift[off[1]];
+    const T v = values[off[2]];
+    if constexpr (std::is_same_v<T, bool>) {
+      if (v) *target = true;  // every writer writes the same value: no race to lose
+    } else {
+      atomic_add(target, v);
+    }
+  }
+}
+
 }  // namespace
+
+void launch_put_accumulate(DType dtype, const Loop<3>& l) {
+  if (l.numel == 0) return;
+  switch (dtype) {
+    case DType::Bool:
+      put_accumulate_kernel<bool><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      break;
+    case DType::Int64:
+      put_accumulate_kernel<int64_t><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      break;
+    case DType::Float32:
+      put_accumulate_kernel<float><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      break;
+    case DType::Float64:
+      put_accumulate_kernel<double><<<grid_for(l.numel), kBlock, 0, stream()>>>(l);
+      break;
+  }
+  check_launch("index_put");
+}
 
 void launch_gather(DType dtype, const Loop<3>& l, int64_t dim_stride, int64_t dim_size,
                    int64_t* bad) {

@@ -1,6 +1,9 @@
 // Device code of the reductions: see launch_reduce in launch.h.
 #include <cuda_runtime.h>
 
+#include <cub/block/block_scan.cuh>
+
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -100,32 +103,61 @@ __global__ void reduce_rows(const In* in, Acc* out, int64_t reduce, int64_t chun
   }
 }
 
-// inner > 1: a thread per output (o, i), walking r in order; neighbouring threads
-// read neighbouring elements.
+// inner > 1: a thread per output (o, c, i) of out[outer, chunks, inner], walking rows
+// [c * chunk, (c + 1) * chunk) of r in order; neighbouring threads read neighbouring
+// elements. chunks == 1 is the whole reduction.
 template <DeviceReduce K, typename In, typename Acc>
 __global__ void reduce_columns(const In* in, Acc* out, int64_t outer, int64_t reduce, int64_t inner,
-                               double divisor) {
+                               int64_t chunk, int64_t chunks, double divisor) {
   using C = Combine<K, Acc>;
-  int64_t n = outer * inner;
+  int64_t n = outer * chunks * inner;
   for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < n;
        e += int64_t{gridDim.x} * blockDim.x) {
-    int64_t o = e / inner, i = e % inner;
+    int64_t i = e % inner, oc = e / inner;
+    int64_t o = oc / chunks, c = oc % chunks;
+    int64_t begin = c * chunk, end = begin + chunk < reduce ? begin + chunk : reduce;
     const In* p = in + o * reduce * inner + i;
     Acc acc = C::identity();
-    for (int64_t r = 0; r < reduce; ++r) acc = C::combine(acc, C::template map<In>(p[r * inner]));
+    for (int64_t r = begin; r < end; ++r) acc = C::combine(acc, C::template map<In>(p[r * inner]));
     if constexpr (K == DeviceReduce::Sum && std::is_floating_point_v<Acc>)
       acc = acc / static_cast<Acc>(divisor);
     out[e] = acc;
   }
 }
 
+// Threads that keep the GPU's memory busy: below this many outputs, a reduction over
+// columns is split into chunks of rows (a bias gradient: [512, 4096] summed over its
+// 512 rows is 4096 threads of 512 loads each, 80-100 us on an H200; in chunks of 16
+// rows and a second pass over the chunks, a few us).
+constexpr int64_t kBusyThreads = int64_t{1} << 17;
+constexpr int64_t kMinChunkRows = 16;
+
 template <DeviceReduce K, typename In, typename Acc>
 void reduce_typed(const In* in, Acc* out, int64_t outer, int64_t reduce, int64_t inner,
                   double divisor) {
   if (outer * inner == 0) return;
   if (inner > 1) {
-    reduce_columns<K, In, Acc>
-        <<<grid_for(outer * inner), kBlock, 0, stream()>>>(in, out, outer, reduce, inner, divisor);
+    int64_t chunks = 1;
+    if (outer * inner < kBusyThreads && reduce >= 2 * kMinChunkRows) {
+      chunks =
+          std::min((kBusyThreads + outer * inner - 1) / (outer * inner), reduce / kMinChunkRows);
+    }
+    if (chunks == 1) {
+      reduce_columns<K, In, Acc><<<grid_for(outer * inner), kBlock, 0, stream()>>>(
+          in, out, outer, reduce, inner, reduce, 1, divisor);
+      return;
+    }
+    // Two passes, in fixed chunks (the same result on every run): the chunks into a
+    // scratch [outer, chunks, inner], then its columns.
+    const int64_t chunk = (reduce + chunks - 1) / chunks;
+    chunks = (reduce + chunk - 1) / chunk;
+    Storage scratch = allocate(static_cast<size_t>(outer * chunks * inner) * sizeof(Acc),
+                               Device(DeviceType::CUDA));
+    Acc* partial = static_cast<Acc*>(scratch->data());
+    reduce_columns<K, In, Acc><<<grid_for(outer * chunks * inner), kBlock, 0, stream()>>>(
+        in, partial, outer, reduce, inner, chunk, chunks, 1.0);
+    check_launch("a reduction");
+    reduce_typed<K, Acc, Acc>(partial, out, outer, chunks, inner, divisor);
     return;
   }
   int64_t chunks = reduce > kChunk && outer < 1024 ? (reduce + kChunk - 1) / kChunk : 1;
@@ -142,24 +174,6 @@ void reduce_typed(const In* in, Acc* out, int64_t outer, int64_t reduce, int64_t
       in, partial, reduce, kChunk, chunks, 1.0);
   check_launch("a reduction");
   reduce_typed<K, Acc, Acc>(partial, out, outer, chunks, 1, divisor);
-}
-
-template <typename Fn>
-void with_type(DType t, Fn&& fn) {
-  switch (t) {
-    case DType::Bool:
-      fn(bool{});
-      break;
-    case DType::Int64:
-      fn(int64_t{});
-      break;
-    case DType::Float32:
-      fn(float{});
-      break;
-    case DType::Float64:
-      fn(double{});
-      break;
-  }
 }
 
 template <DeviceReduce K>
@@ -262,7 +276,93 @@ void arg_typed(const T* in, T* values, int64_t* indices, int64_t outer, int64_t 
   }
 }
 
+// ---- cumsum -------------------------------------------------------------------------
+
+constexpr int kScanBlock = 256;
+constexpr int kScanItems = 4;  // consecutive elements per thread and tile
+
+template <typename Out, typename Acc>
+__device__ __forceinline__ Out scan_out(Acc a) {
+  if constexpr (std::is_same_v<Out, bool>)
+    return a != Acc(0);
+  else
+    return static_cast<Out>(a);
+}
+
+// The running total of the tiles before, for BlockScan: called by the first warp, whose
+// first lane's answer is the tile's prefix.
+template <typename Acc>
+struct RunningTotal {
+  Acc total;
+  __device__ Acc operator()(Acc tile_total) {
+    Acc before = total;
+    total += tile_total;
+    return before;
+  }
+};
+
+// One block per row (inner == 1): tiles of kScanBlock * kScanItems elements, each
+// scanned by the block with the total of the tiles before as its prefix.
+template <typename In, typename Out, typename Acc>
+__global__ void scan_rows(const In* in, Out* out, int64_t n) {
+  using Scan = cub::BlockScan<Acc, kScanBlock>;
+  __shared__ typename Scan::TempStorage temp;
+  const In* row = in + int64_t{blockIdx.x} * n;
+  Out* dst = out + int64_t{blockIdx.x} * n;
+  RunningTotal<Acc> prefix{Acc(0)};
+  for (int64_t base = 0; base < n; base += kScanBlock * kScanItems) {
+    Acc items[kScanItems];
+#pragma unroll
+    for (int j = 0; j < kScanItems; ++j) {
+      const int64_t i = base + threadIdx.x * kScanItems + j;
+      items[j] = i < n ? static_cast<Acc>(row[i]) : Acc(0);
+    }
+    Scan(temp).InclusiveSum(items, items, prefix);
+    __syncthreads();  // temp is reused by the next tile
+#pragma unroll
+    for (int j = 0; j < kScanItems; ++j) {
+      const int64_t i = base + threadIdx.x * kScanItems + j;
+      if (i < n) dst[i] = scan_out<Out>(items[j]);
+    }
+  }
+}
+
+// One thread per column (inner > 1): neighbouring threads read neighbouring columns.
+template <typename In, typename Out, typename Acc>
+__global__ void scan_columns(const In* in, Out* out, int64_t outer, int64_t n, int64_t inner) {
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < outer * inner;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t at = (e / inner) * n * inner + e % inner;
+    Acc acc = 0;
+    for (int64_t r = 0; r < n; ++r) {
+      acc += static_cast<Acc>(in[at + r * inner]);
+      out[at + r * inner] = scan_out<Out>(acc);
+    }
+  }
+}
+
 }  // namespace
+
+void launch_cumsum(DType in, DType out, const void* input, void* output, int64_t outer, int64_t n,
+                   int64_t inner) {
+  if (outer * n * inner == 0) return;
+  with_type(in, [&](auto i) {
+    with_type(out, [&](auto o) {
+      using In = decltype(i);
+      using Out = decltype(o);
+      using Acc = std::conditional_t<std::is_floating_point_v<In>, double, int64_t>;
+      const In* x = static_cast<const In*>(input);
+      Out* y = static_cast<Out*>(output);
+      if (inner == 1 && outer < (int64_t{1} << 31)) {
+        scan_rows<In, Out, Acc><<<static_cast<unsigned>(outer), kScanBlock, 0, stream()>>>(x, y, n);
+      } else {
+        scan_columns<In, Out, Acc>
+            <<<grid_for(outer * inner), kBlock, 0, stream()>>>(x, y, outer, n, inner);
+      }
+    });
+  });
+  check_launch("cumsum");
+}
 
 void launch_arg_reduce(bool max, DType dtype, const void* input, void* values, int64_t* indices,
                        int64_t outer, int64_t reduce, int64_t inner) {
