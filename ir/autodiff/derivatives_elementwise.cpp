@@ -92,18 +92,31 @@ Sym d_softplus(const RuleContext& c) {
   return where(gt(bx, c.input(2)), 1.0, sigmoid(bx));
 }
 
-Sym d_elu(const RuleContext& c) { return where(gt(x_of(c), 0.0), 1.0, exp(x_of(c)) * c.input(1)); }
+// The piecewise activations test their branch as PyTorch's backward kernels do, so a
+// NaN input takes the same side: elu and relu ask `x <= 0` (NaN: the linear side,
+// slope 1), leaky_relu asks `x > 0` (NaN: the negative slope).
+Sym d_elu(const RuleContext& c) { return where(le(x_of(c), 0.0), exp(x_of(c)) * c.input(1), 1.0); }
 
-Sym d_leaky_relu(const RuleContext& c) { return where(gt(x_of(c), 0.0), 1.0, c.input(1)); }
+// grad * slope, as PyTorch: a derivative built as where(x > 0, 1.0, slope) from two
+// numbers would be a float32 tensor, and a float64 gradient would get 0.1f.
+std::vector<Sym> leaky_relu_vjp(const RuleContext& c) {
+  Sym g = c.grad();
+  return {where(gt(x_of(c), 0.0), g, g * c.input(1))};
+}
+std::vector<Sym> leaky_relu_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  return {t ? where(gt(x_of(c), 0.0), t, t * c.input(1)) : Sym()};
+}
 
-// relu passes the gradient where the result is positive (relu'(0) = 0); `where`
-// rather than a product keeps an infinite gradient from turning into NaN.
+// relu passes the gradient unless the result is <= 0 (relu'(0) = 0; a NaN passes it,
+// as PyTorch's threshold_backward); `where` rather than a product keeps an infinite
+// gradient from turning into NaN.
 std::vector<Sym> relu_vjp(const RuleContext& c) {
-  return {where(gt(c.output(), 0.0), c.grad(), 0.0)};
+  return {where(le(c.output(), 0.0), 0.0, c.grad())};
 }
 std::vector<Sym> relu_jvp(const RuleContext& c) {
   Sym t = c.tangent(0);
-  return {t ? where(gt(c.output(), 0.0), t, 0.0) : Sym()};
+  return {t ? where(le(c.output(), 0.0), 0.0, t) : Sym()};
 }
 
 // clamp(x, min, max): the gradient passes where min <= x <= max.
@@ -189,15 +202,21 @@ std::vector<Sym> div_vjp(const RuleContext& c) {
     return {c.needs(0) ? c.reduce_to(zeros_like(g), 0) : Sym(),
             c.needs(1) ? c.reduce_to(zeros_like(g), 1) : Sym()};
   }
+  // PyTorch's div_tensor_other_backward: -g * ((a / b) / b). Dividing twice keeps
+  // b * b from underflowing to 0 (or overflowing) where a / b is finite: at
+  // a = b = 1e-300 the partial is -1e300, not -inf.
   Sym b = c.input(1);
   return {c.needs(0) ? c.reduce_to(g / b, 0) : Sym(),
-          c.needs(1) ? c.reduce_to(-g * c.input(0) / (b * b), 1) : Sym()};
+          c.needs(1) ? c.reduce_to(-g * ((c.input(0) / b) / b), 1) : Sym()};
 }
+// PyTorch's formula: (ta - tb * result) / b.
 std::vector<Sym> div_jvp(const RuleContext& c) {
   Sym ta = c.tangent(0), tb = c.tangent(1);
   if (has_rounding_mode(c)) return {zeros_like(c.output())};
   Sym b = c.input(1);
-  return {add_tangents(ta ? ta / b : Sym(), tb ? -tb * c.input(0) / (b * b) : Sym())};
+  if (!tb) return {ta / b};
+  Sym shifted = tb * c.output();
+  return {(ta ? ta - shifted : -shifted) / b};
 }
 
 // remainder(a, b) = a - floor(a / b) * b.
@@ -242,14 +261,16 @@ Sym d_atan2_other(const RuleContext& c) {
   return -a / (square(a) + square(b));
 }
 
-// maximum/minimum: the larger (smaller) side takes the gradient; ties split it.
+// maximum/minimum: the larger (smaller) side takes the gradient; ties split it. As
+// PyTorch's, each side is masked out only where it is strictly beaten, so with a NaN
+// operand both sides take the whole gradient.
 Sym d_max_self(const RuleContext& c) {
   Sym a = c.input(0), b = c.input(1);
-  return where(eq(a, b), 0.5, where(gt(a, b), 1.0, 0.0));
+  return where(eq(a, b), 0.5, where(lt(a, b), 0.0, 1.0));
 }
 Sym d_max_other(const RuleContext& c) {
   Sym a = c.input(0), b = c.input(1);
-  return where(eq(a, b), 0.5, where(lt(a, b), 1.0, 0.0));
+  return where(eq(a, b), 0.5, where(gt(a, b), 0.0, 1.0));
 }
 Sym d_min_self(const RuleContext& c) { return d_max_other(c); }
 Sym d_min_other(const RuleContext& c) { return d_max_self(c); }
@@ -336,7 +357,7 @@ void register_elementwise_derivatives(DerivativeTable& table) {
   TSL_UNARY_RULE(gelu, d_gelu);
   TSL_UNARY_RULE(softplus, d_softplus);
   TSL_UNARY_RULE(elu, d_elu);
-  TSL_UNARY_RULE(leaky_relu, d_leaky_relu);
+  TSL_DERIVATIVE(leaky_relu, leaky_relu_vjp, leaky_relu_jvp);
   for (OpId op : {OpId::sign, OpId::floor, OpId::ceil, OpId::round, OpId::trunc}) {
     table[static_cast<size_t>(op)] = {&zero_vjp, &zero_jvp};
   }

@@ -83,15 +83,23 @@ std::vector<Sym> prod_jvp(const RuleContext& c) {
   return {reshape(s, size(c.output()))};
 }
 
-// Selections: the elements equal to the result share its gradient.
-Sym selection_grad(Sym g, Sym x, Sym y, Arg dims) {
+// Selections: the elements equal to the result share its gradient, as PyTorch's
+// (g / count) * mask. amax and amin select no NaN (a NaN result gives NaN
+// gradients: 0 / 0); max() and min() of a whole tensor let a NaN result select the
+// NaNs (PyTorch's evenly_distribute_backward).
+Sym selection_grad(Sym g, Sym x, Sym y, Arg dims, bool nan_selects) {
   Sym keep = call(OpId::keepdim_size, {size(x), dims});
-  Sym mask = eq(x, reshape(y, keep));
+  Sym yk = reshape(y, keep);
+  Sym mask = eq(x, yk);
+  if (nan_selects) {
+    mask = call(OpId::logical_or,
+                {mask, logical_and(call(OpId::isnan, {x}), call(OpId::isnan, {yk}))});
+  }
   Sym count = call(OpId::sum, {mask, dims, true});
-  return where(mask, expand(reshape(g, keep), size(x)) / count, 0.0);
+  return expand(reshape(g, keep), size(x)) / count * mask;
 }
 std::vector<Sym> amax_vjp(const RuleContext& c) {
-  return {selection_grad(c.grad(), c.input(0), c.output(), c.input(1))};
+  return {selection_grad(c.grad(), c.input(0), c.output(), c.input(1), false)};
 }
 std::vector<Sym> amax_jvp(const RuleContext& c) {
   Sym t = c.tangent(0);
@@ -104,12 +112,14 @@ std::vector<Sym> amax_jvp(const RuleContext& c) {
   return {reshape(num / den, size(c.output()))};
 }
 std::vector<Sym> max_all_vjp(const RuleContext& c) {
-  return {selection_grad(c.grad(), c.input(0), c.output(), std::nullopt)};
+  return {selection_grad(c.grad(), c.input(0), c.output(), std::nullopt, true)};
 }
 std::vector<Sym> max_all_jvp(const RuleContext& c) {
   Sym t = c.tangent(0);
   if (!t) return {Sym()};
-  Sym mask = eq(c.input(0), c.output());
+  Sym x = c.input(0), y = c.output();
+  Sym mask = call(OpId::logical_or,
+                  {eq(x, y), logical_and(call(OpId::isnan, {x}), call(OpId::isnan, {y}))});
   return {sum_all(where(mask, t, 0.0)) / sum_all(mask)};
 }
 
@@ -206,20 +216,48 @@ std::vector<Sym> std_jvp(const RuleContext& c) {
 
 // norm(x, p, dim): p = 2 (default) x / ||x||, p = 1 sign(x), other finite p
 // x |x|^(p-2) / ||x||^(p-1); 0 where the norm is 0, as PyTorch.
+// With p known only when the program runs (norm(x, float('inf')), a p passed in), every
+// case is built and the value of p picks one.
 Sym norm_partial(const RuleContext& c) {
   Sym x = c.input(0);
   Sym keep = call(OpId::keepdim_size, {size(x), c.input(2)});
   Sym y = reshape(c.output(), keep);
-  const IValue* p = c.constant_input(1);
-  double pv = p && p->is_number() ? p->to_double() : 2.0;
-  if (pv == 1.0) return sign(x);
-  if (pv == 2.0) return where(eq(y, 0.0), 0.0, x / y);
-  if (std::isinf(pv)) {
+  auto l1 = [&] { return sign(x); };
+  auto l2 = [&] { return where(eq(y, 0.0), 0.0, x / y); };
+  auto extreme = [&] {  // p = +-inf: the elements whose magnitude is the norm
     Sym mask = eq(abs(x), y);
     Sym count = call(OpId::sum, {mask, c.input(2), true});
     return where(mask, sign(x) / count, 0.0);
+  };
+  // Other p, as PyTorch's norm_backward by range: below 1, sgn(x) |x|^(p-1) (0 at
+  // x = 0, where the power is infinite) times y^(1-p); from 1 to 2, sgn(x) |x|^(p-1)
+  // / y^(p-1); from 2, x |x|^(p-2) / y^(p-1); the last two 0 where y is 0.
+  auto below_1 = [&](Arg p_minus_1, Arg one_minus_p) {
+    return sign(x) * where(eq(x, 0.0), 0.0, pow(abs(x), p_minus_1)) * pow(y, one_minus_p);
+  };
+  auto below_2 = [&](Arg p_minus_1) {
+    return where(eq(y, 0.0), 0.0, sign(x) * pow(abs(x), p_minus_1) / pow(y, p_minus_1));
+  };
+  auto from_2 = [&](Arg p_minus_2, Arg p_minus_1) {
+    return where(eq(y, 0.0), 0.0, x * pow(abs(x), p_minus_2) / pow(y, p_minus_1));
+  };
+  const IValue* p = c.constant_input(1);
+  const bool default_p =
+      c.input(1).value()->type()->kind() == TypeKind::None || (p && p->is_none());
+  if (default_p || (p && p->is_number())) {
+    double pv = default_p ? 2.0 : p->to_double();
+    if (pv == 1.0) return l1();
+    if (pv == 2.0) return l2();
+    if (std::isinf(pv)) return extreme();
+    if (pv < 1.0) return below_1(pv - 1.0, 1.0 - pv);
+    if (pv < 2.0) return below_2(pv - 1.0);
+    return from_2(pv - 2.0, pv - 1.0);
   }
-  return where(eq(y, 0.0), 0.0, x * pow(abs(x), pv - 2.0) / pow(y, pv - 1.0));
+  Sym pt = ones_like(y) * c.input(1);  // p as a tensor of y's shape and dtype
+  Sym other = where(lt(pt, 1.0), below_1(pt - 1.0, 1.0 - pt),
+                    where(lt(pt, 2.0), below_2(pt - 1.0), from_2(pt - 2.0, pt - 1.0)));
+  return where(eq(pt, 1.0), l1(),
+               where(eq(pt, 2.0), l2(), where(call(OpId::isinf, {pt}), extreme(), other)));
 }
 std::vector<Sym> norm_vjp(const RuleContext& c) {
   return {expand_back(c.grad(), c.input(0), c.input(2)) * norm_partial(c)};
