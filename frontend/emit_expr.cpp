@@ -665,6 +665,13 @@ Value* Emitter::emit_list(const ast::ListExpr& l, const TypePtr& hint) {
         continue;
       }
       TypePtr u = unify_types(elem, t);
+      if (!u && elem->kind() == TypeKind::Function && t->kind() == TypeKind::Function) {
+        // Each function value has a type of its own (calls are resolved when compiling).
+        compile_error(l.range, "a list cannot hold two different functions (" +
+                                   elem->signature()->name + " and " + t->signature()->name +
+                                   "): TSL resolves the call of a function value when it "
+                                   "compiles; call each function by name");
+      }
       if (!u) {
         compile_error(l.range, "list elements must have one type, but this list mixes " +
                                    elem->str() + " and " + t->str());

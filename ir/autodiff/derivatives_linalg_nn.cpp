@@ -178,33 +178,76 @@ std::vector<Sym> nll_loss_jvp(const RuleContext& c) {
   // Linear in the input: the loss of the tangent.
   return {apply_with_input(c, 0, t)};
 }
-// cross_entropy = nll_loss(log_softmax(input, class dim)); label smoothing is not
-// differentiated (a compile error names it).
-void check_no_label_smoothing(const RuleContext& c) {
+// cross_entropy = nll_loss(log_softmax(input, class dim)), and with label smoothing e
+// PyTorch's (1 - e) nll + (e / C) R, where R reduces each kept row's
+// -sum_c w_c log p_c (w_c = 1 without class weights; ignored rows are 0; 'mean'
+// divides by the kept rows' target weights, as nll_loss does). The smoothing's
+// gradient is built for class-index targets; e must be a constant.
+double label_smoothing(const RuleContext& c) {
   const IValue* ls = c.constant_input(5);
-  if (!ls || !ls->is_number() || ls->to_double() != 0.0) {
+  if (!ls || !ls->is_number()) {
     compile_error(c.node()->range(),
-                  "no gradient for cross_entropy with label_smoothing in this version of TSL");
+                  "no gradient for cross_entropy with a label_smoothing that is not a constant "
+                  "in this version of TSL");
   }
+  return ls->to_double();
+}
+struct CrossEntropyParts {
+  Sym cdim, lsm, classes, kept;  // kept: 1.0 for rows whose target is not ignored
+  Sym class_weights;             // w_c along the class dim, shaped like lsm
+  Sym mean_divisor;              // the kept rows' target weights, summed
+  std::string reduction;
+};
+// The smoothing's parts are built only with smoothing, so that the gradient graph of a
+// plain cross_entropy (which `:grad` shows) has no node it does not use.
+CrossEntropyParts cross_entropy_parts(const RuleContext& c, bool smoothing) {
+  CrossEntropyParts p;
+  Sym x = c.input(0);
+  p.cdim = call(OpId::min_int, {call(OpId::sub_int, {call(OpId::dim, {x}), 1}), 1});
+  p.lsm = call(OpId::log_softmax, {x, p.cdim});
+  if (!smoothing) return p;
+  p.classes = call(OpId::Float_int, {call(OpId::size_dim, {x, p.cdim})});
+  p.kept = to_dtype(ne(c.input(1), c.input(3)), dtype_of(x));
+  const IValue* red = c.constant_input(4);
+  p.reduction = red && red->is_str() ? red->to_str() : "mean";
+  const bool has_weight = has_optional_input(c, 2);
+  // w along the class dim: broadcast on the last dim, moved to the class dim.
+  p.class_weights =
+      has_weight
+          ? call(OpId::transpose,
+                 {call(OpId::transpose, {ones_like(p.lsm), p.cdim, -1}) * c.input(2), p.cdim, -1})
+          : ones_like(p.lsm);
+  p.mean_divisor =
+      sum_all(nll_parts(p.lsm, c.input(1), c.input(2), c.input(3), has_weight).weights);
+  return p;
 }
 std::vector<Sym> cross_entropy_vjp(const RuleContext& c) {
-  check_no_label_smoothing(c);
-  Sym x = c.input(0);
-  Sym cdim = call(OpId::min_int, {call(OpId::sub_int, {call(OpId::dim, {x}), 1}), 1});
-  Sym lsm = call(OpId::log_softmax, {x, cdim});
-  Sym glsm = nll_input_grad(c.grad(), lsm, c.input(1), c.input(2), c.input(3), c.input(4),
+  const double e = label_smoothing(c);
+  CrossEntropyParts p = cross_entropy_parts(c, e != 0.0);
+  Sym glsm = nll_input_grad(c.grad(), p.lsm, c.input(1), c.input(2), c.input(3), c.input(4),
                             has_optional_input(c, 2), c.constant_input(4));
-  return {glsm - exp(lsm) * sum(glsm, dim_list(cdim), true)};
+  if (e != 0.0) {
+    // d R / d log p[i, c] = -kept_i g_i (over the kept rows' count for 'mean').
+    Sym rows = p.kept * c.grad();
+    if (p.reduction == "mean") rows = rows / p.mean_divisor;
+    Sym smooth = -unsqueeze(rows, p.cdim) * p.class_weights;
+    glsm = glsm * (1.0 - e) + smooth * e / p.classes;
+  }
+  return {glsm - exp(p.lsm) * sum(glsm, dim_list(p.cdim), true)};
 }
 std::vector<Sym> cross_entropy_jvp(const RuleContext& c) {
   Sym t = c.tangent(0);
   if (!t) return {Sym()};
-  check_no_label_smoothing(c);
-  Sym x = c.input(0);
-  Sym cdim = call(OpId::min_int, {call(OpId::sub_int, {call(OpId::dim, {x}), 1}), 1});
-  Sym lsm = call(OpId::log_softmax, {x, cdim});
-  Sym tl = t - sum(exp(lsm) * t, dim_list(cdim), true);
-  return {call(OpId::nll_loss, {tl, c.input(1), c.input(2), c.input(3), c.input(4)})};
+  const double e = label_smoothing(c);
+  CrossEntropyParts p = cross_entropy_parts(c, e != 0.0);
+  Sym tl = t - sum(exp(p.lsm) * t, dim_list(p.cdim), true);
+  Sym out = call(OpId::nll_loss, {tl, c.input(1), c.input(2), c.input(3), c.input(4)});
+  if (e == 0.0) return {out};
+  Sym rows = -sum(tl * p.class_weights, dim_list(p.cdim), false) * p.kept;
+  Sym r = p.reduction == "none"  ? rows
+          : p.reduction == "sum" ? sum_all(rows)
+                                 : sum_all(rows) / p.mean_divisor;
+  return {out * (1.0 - e) + r * e / p.classes};
 }
 
 // mse_loss(a, b, reduction): 2 (a - b) scaled by the reduction.
