@@ -2,7 +2,9 @@
 // [Top-level code] in compilation_unit.h.
 #include "frontend/compilation_unit.h"
 
+#include <functional>
 #include <iostream>
+#include <set>
 
 #include "frontend/emitter.h"
 #include "frontend/parser.h"
@@ -144,6 +146,52 @@ void CompilationUnit::define_function(const std::shared_ptr<ast::Module>& module
   imports_.erase(def.name);
   functions_[def.name] = std::move(decl);
   ++generation_;
+  // Every compiled version is of an older generation now and is never used again (a
+  // function is compiled anew for the current one): drop them, or a REPL session that
+  // redefines a function keeps every version of every function and transform compiled
+  // since (a redefined f with grad(f) called after each definition: ~44 KB each).
+  for (const auto& [name, d] : functions_) d->compiled.clear();
+  for (const auto& d : transforms_) d->compiled.clear();
+  for (const auto& [name, d] : builtin_values_) d->compiled.clear();
+  prune_transforms();
+}
+
+namespace {
+
+// The function declarations a type refers to (function values, also inside tuples,
+// lists, optionals and dicts).
+void collect_function_targets(const TypePtr& t, std::set<const void*>& out) {
+  if (!t) return;
+  if (t->kind() == TypeKind::Function && t->signature()) out.insert(t->signature()->target);
+  for (const TypePtr& c : t->contained()) collect_function_targets(c, out);
+}
+
+}  // namespace
+
+// A transform made of a function that has since been redefined (grad(f) before the
+// latest `def f`) is never made again: make_transform finds transforms by their inner
+// declaration, and `f` names the new one. It is kept only while a variable holds it
+// (g = grad(f) keeps calling the f it was made of, as in Python), with the transforms
+// it is made of; the rest go, with the old declarations only they held.
+void CompilationUnit::prune_transforms() {
+  std::set<const void*> held;
+  for (const auto& [name, g] : globals_) collect_function_targets(g.type, held);
+  std::set<const FunctionDecl*> current;
+  for (const auto& [name, d] : functions_) current.insert(d.get());
+  for (const auto& [name, d] : builtin_values_) current.insert(d.get());
+  std::set<const FunctionDecl*> keep;
+  std::function<void(const FunctionDecl*)> mark = [&](const FunctionDecl* d) {
+    if (!d || !keep.insert(d).second || !d->transform) return;
+    mark(d->transform->inner.get());
+    mark(d->transform->companion.get());
+  };
+  for (const auto& d : transforms_) {
+    const FunctionDecl* root = d.get();
+    while (root->transform) root = root->transform->inner.get();
+    if (current.count(root) || held.count(d.get())) mark(d.get());
+  }
+  std::erase_if(transforms_,
+                [&](const std::shared_ptr<FunctionDecl>& d) { return !keep.count(d.get()); });
 }
 
 // Note [Builtins as values]

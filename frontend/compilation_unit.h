@@ -178,6 +178,8 @@ class CompilationUnit {
 
  private:
   void define_function(const std::shared_ptr<ast::Module>& module, const ast::FunctionDef& def);
+  // Drops the transforms of functions that were redefined, unless a variable holds one.
+  void prune_transforms();
   std::shared_ptr<FunctionDecl> declare(const std::shared_ptr<ast::Module>& module,
                                         const ast::FunctionDef& def);
   std::map<std::string, std::shared_ptr<FunctionDecl>> builtin_values_;

@@ -143,7 +143,15 @@ int run_with_big_stack(const std::function<int()>& fn) {
     pthread_attr_destroy(&attr);
     return fn();
   }
+  // SIGINT must reach the thread that runs fn: its handler interrupts the REPL's
+  // blocked read there (a Ctrl-C taken by this waiting thread left the read going on,
+  // so Ctrl-C at a `...` prompt did nothing and armed an interrupt for later).
+  sigset_t sigint, saved;
+  sigemptyset(&sigint);
+  sigaddset(&sigint, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigint, &saved);
   pthread_join(thread, nullptr);
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   pthread_attr_destroy(&attr);
   return call.result;
 }

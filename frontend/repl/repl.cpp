@@ -4,11 +4,18 @@
 
 #include "runtime/kernels/files.h"
 
+#include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "frontend/compilation_unit.h"
@@ -268,6 +275,36 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
   return true;
 }
 
+// Note [Ctrl-C at the prompt]
+// The SIGINT handler only sets g_interrupt_requested; a read blocked in the REPL's
+// thread returns EINTR and the REPL drops the pending input. A Ctrl-C that lands after
+// the prompt is printed but before the read starts would be lost (the read then waits
+// for a line while the flag waits for a loop to stop). So an interactive REPL waits
+// for its input with ppoll, which unblocks SIGINT only while it waits: the signal
+// stays pending until then. A terminal in canonical mode hands over one line per
+// read, so a line is complete when stdin is readable.
+//
+// Waits until stdin has a line; false when Ctrl-C came first (the flag is cleared).
+bool wait_for_line() {
+  sigset_t sigint, saved;
+  sigemptyset(&sigint);
+  sigaddset(&sigint, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigint, &saved);
+  bool interrupted = g_interrupt_requested.exchange(false);
+  if (!interrupted) {
+    sigset_t during = saved;
+    sigdelset(&during, SIGINT);
+    pollfd in{STDIN_FILENO, POLLIN, 0};
+    int r;
+    do {
+      r = ppoll(&in, 1, nullptr, &during);
+      interrupted = g_interrupt_requested.exchange(false);
+    } while (r < 0 && errno == EINTR && !interrupted);
+  }
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  return !interrupted;
+}
+
 }  // namespace
 
 int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::ostream& err,
@@ -282,19 +319,26 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
     out << "TSL " << TSL_VERSION << " (Tensor Script Language). :help for help, Ctrl-D to quit.\n";
   }
   std::string buffer;
+  const bool terminal = &in == &std::cin && isatty(STDIN_FILENO);
   for (;;) {
     if (options.prompts) out << (buffer.empty() ? ">>> " : "... ") << std::flush;
     std::string line;
+    if (terminal && !wait_for_line()) {  // Note [Ctrl-C at the prompt]
+      out << "\nKeyboardInterrupt\n";
+      buffer.clear();
+      continue;
+    }
     if (!std::getline(in, line)) {
-      if (in.bad() || !in.eof()) {
-        // Interrupted read (Ctrl-C at the prompt): drop the pending input.
+      // An interrupted read (Ctrl-C at a prompt) looks like the end of the input to
+      // the stream: the flag tells them apart. Drop the pending input, as Python does.
+      if (g_interrupt_requested.exchange(false)) {
         in.clear();
-        if (g_interrupt_requested.exchange(false)) {
-          out << "\nKeyboardInterrupt\n";
-          buffer.clear();
-          continue;
-        }
+        std::clearerr(stdin);
+        out << "\nKeyboardInterrupt\n";
+        buffer.clear();
+        continue;
       }
+      if (in.bad() || !in.eof()) in.clear();
       if (!trim(buffer).empty()) run_input(unit, buffer, "<stdin>", err);
       if (options.prompts) out << "\n";
       return 0;

@@ -1,9 +1,12 @@
 // The sleeping thread pool behind parallel_for. See parallel.h for why it sleeps.
 #include "runtime/tensor/parallel.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <csignal>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -31,7 +34,17 @@ struct Job {
 class ThreadPool {
  public:
   explicit ThreadPool(int threads) {
-    for (int i = 0; i + 1 < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+    for (int i = 0; i + 1 < threads; ++i) {
+      workers_.emplace_back([this] {
+        // Ctrl-C is for the thread that runs the program or reads the REPL's input:
+        // a worker that took SIGINT would leave that thread's read uninterrupted.
+        sigset_t sigint;
+        sigemptyset(&sigint);
+        sigaddset(&sigint, SIGINT);
+        pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
+        worker_loop();
+      });
+    }
   }
   ~ThreadPool() {
     {
