@@ -28,4 +28,20 @@ inline std::pair<int64_t, int64_t> device_min_max(const Tensor& t) {
   return {host.data_ptr<int64_t>()[0], host.data_ptr<int64_t>()[1]};
 }
 
+// The range check of an int64 index tensor on a device, with the CPU kernel's message:
+// the min and max with one wait, and only when they leave [lo, hi) the CPU's check,
+// `check(i)` for each index of a CPU copy in order (it throws on the first bad one).
+// Returns the min and max.
+template <typename Check>
+std::pair<int64_t, int64_t> check_device_indices(const Tensor& idx, int64_t lo, int64_t hi,
+                                                 const Check& check) {
+  const auto [min, max] = device_min_max(idx);
+  if (min < lo || max >= hi) {
+    Tensor ids = copy_to_device(idx, kCPU).contiguous();
+    const int64_t* id = ids.data_ptr<int64_t>();
+    for (int64_t i = 0; i < ids.numel(); ++i) check(id[i]);
+  }
+  return {min, max};
+}
+
 }  // namespace tsl::cpu

@@ -297,17 +297,8 @@ Tensor device_columns(const Tensor& input, const ConvGeometry& g) {
                    x.storage_offset());
   DeviceWindows w = device_windows(
       padded_planes(x, g.padding[0], g.padding[1], padded_rows(g), padded_cols(g), Scalar(0.0)), g);
-  Tensor cols = w.padded.as_strided(w.shape, w.strides, 0).contiguous();
-  return cols.as_strided(
-      DimVector{g.in.batch, g.groups, g.col_rows(), g.col_cols()},
-      contiguous_strides(DimVector{g.in.batch, g.groups, g.col_rows(), g.col_cols()}),
-      cols.storage_offset());
-}
-
-// A contiguous tensor t seen with `sizes` (as many elements).
-Tensor reshaped(const Tensor& t, const DimVector& sizes) {
-  Tensor c = t.contiguous();
-  return c.as_strided(sizes, contiguous_strides(sizes), c.storage_offset());
+  return reshaped(w.padded.as_strided(w.shape, w.strides, 0),
+                  DimVector{g.in.batch, g.groups, g.col_rows(), g.col_cols()});
 }
 
 Tensor conv2d_on_device(const Tensor& input, const Tensor& weight,
@@ -341,15 +332,9 @@ Tensor conv2d_input_backward_on_device(const Tensor& grad, const Tensor& weight,
       Tensor::empty(DimVector{g.in.batch * g.in.channels, th, tw}, grad.dtype(), grad.device());
   fill_tensor(padded, Scalar(0.0));
   DeviceWindows win = device_windows(padded, g);
-  // col2im: every column entry added into the element its window tap covers.
-  Tensor zero = Tensor::empty(DimVector{1}, DType::Int64, grad.device());
-  fill_tensor(zero, Scalar(int64_t{0}));
-  cuda_backend()->put(padded.as_strided(win.shape, win.strides, 0),
-                      zero.as_strided(win.shape, DimVector(win.shape.size(), 0), 0),
-                      reshaped(gcols, win.shape), true);
-  Tensor inner = padded.as_strided(DimVector{g.in.batch * g.in.channels, g.in.height, g.in.width},
-                                   DimVector{th * tw, tw, 1}, g.padding[0] * tw + g.padding[1]);
-  return reshaped(inner, input_shape(g));
+  add_into_windows(padded.as_strided(win.shape, win.strides, 0), reshaped(gcols, win.shape));
+  return reshaped(unpadded_planes(padded, g.padding[0], g.padding[1], g.in.height, g.in.width),
+                  input_shape(g));
 }
 
 Tensor conv2d_weight_backward_on_device(const Tensor& grad, const Tensor& input,

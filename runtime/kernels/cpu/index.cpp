@@ -133,12 +133,8 @@ DimVector broadcast_strides(const Tensor& t, const DimVector& shape) {
 // the CPU, for the CPU's message naming the first one.
 Tensor wrapped_on_device(const Tensor& idx, int64_t size, int64_t dim) {
   if (idx.numel() == 0) return idx;
-  const auto [lo, hi] = device_min_max(idx);
-  if (lo < -size || hi >= size) {
-    Tensor ids = copy_to_device(idx, kCPU).contiguous();
-    const int64_t* id = ids.data_ptr<int64_t>();
-    for (int64_t i = 0; i < ids.numel(); ++i) checked_index(id[i], size, dim);
-  }
+  const int64_t lo =
+      check_device_indices(idx, -size, size, [&](int64_t i) { checked_index(i, size, dim); }).first;
   return lo >= 0 ? idx : op1(OpId::remainder, {IValue(idx), IValue(size)});
 }
 

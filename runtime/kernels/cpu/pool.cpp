@@ -133,11 +133,6 @@ Tensor as_planes(const Tensor& input, const PoolGeometry& g) {
                       DimVector{g.in_plane(), g.in.width, 1}, x.storage_offset());
 }
 
-Tensor reshaped(const Tensor& t, const DimVector& sizes) {
-  Tensor c = t.contiguous();
-  return c.as_strided(sizes, contiguous_strides(sizes), c.storage_offset());
-}
-
 // A [rows, cols] int64 or float tensor from the host, on `device`.
 template <typename T, typename Fn>
 Tensor host_grid(int64_t rows, int64_t cols, DType dtype, Device device, Fn&& value) {
@@ -330,15 +325,10 @@ Tensor avg_pool_backward_on_device(const Tensor& grad, const PoolGeometry& g, co
   Tensor padded = Tensor::empty(DimVector{g.planes(), th, tw}, grad.dtype(), grad.device());
   fill_tensor(padded, Scalar(0.0));
   Tensor windows = window_view(padded, g.out_h, g.out_w, g.kernel, g.stride, Pair{1, 1});
-  Tensor zero = Tensor::empty(DimVector{1}, DType::Int64, grad.device());
-  fill_tensor(zero, Scalar(int64_t{0}));
-  const DimVector& shape = windows.sizes();
-  cuda_backend()->put(
-      windows, zero.as_strided(shape, DimVector(shape.size(), 0), 0),
-      share.as_strided(shape, DimVector{g.out_plane(), g.out_w, 1, 0, 0}, share.storage_offset()),
-      true);
-  Tensor inner = padded.as_strided(DimVector{g.planes(), g.in.height, g.in.width},
-                                   DimVector{th * tw, tw, 1}, g.padding[0] * tw + g.padding[1]);
+  add_into_windows(windows,
+                   share.as_strided(windows.sizes(), DimVector{g.out_plane(), g.out_w, 1, 0, 0},
+                                    share.storage_offset()));
+  Tensor inner = unpadded_planes(padded, g.padding[0], g.padding[1], g.in.height, g.in.width);
   return reshaped(inner, g.in.batched
                              ? DimVector{g.in.batch, g.in.channels, g.in.height, g.in.width}
                              : DimVector{g.in.channels, g.in.height, g.in.width});

@@ -258,15 +258,10 @@ void index_add_loop(const Tensor& out, int64_t d, const Tensor& index, const Ten
 void index_add_on_device(const Tensor& out, int64_t d, const Tensor& index, const Tensor& source,
                          Scalar alpha) {
   int64_t size = out.dim() == 0 ? 1 : out.sizes()[d];
-  const auto [lo, hi] = device_min_max(index);
-  if (lo < 0 || hi >= size) {  // the CPU's message, naming the first bad index
-    Tensor ids = copy_to_device(index, kCPU).contiguous();
-    const int64_t* id = ids.data_ptr<int64_t>();
-    for (int64_t i = 0; i < ids.numel(); ++i) {
-      TSL_CHECK(id[i] >= 0 && id[i] < size, "index_add(): index ", id[i],
-                " is out of range for dimension ", d, " with size ", size);
-    }
-  }
+  check_device_indices(index, 0, size, [&](int64_t k) {
+    TSL_CHECK(k >= 0 && k < size, "index_add(): index ", k, " is out of range for dimension ", d,
+              " with size ", size);
+  });
   Slices o(out, d), s(source, d);
   const int64_t n = index.numel();
   // Over `shape` (out's, with dim d of length n): out's strides with 0 along d, the

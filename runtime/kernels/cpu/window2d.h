@@ -106,6 +106,30 @@ inline Tensor padded_planes(const Tensor& x, int64_t top, int64_t left, int64_t 
   return out;
 }
 
+// t's elements in order (a copy only when t is not contiguous) seen with `sizes`.
+inline Tensor reshaped(const Tensor& t, const DimVector& sizes) {
+  Tensor c = t.contiguous();
+  return c.as_strided(sizes, contiguous_strides(sizes), c.storage_offset());
+}
+
+// The planes of padded planes p ([lead, total_h, total_w], contiguous) without their
+// padding: [lead, h, w] from (top, left).
+inline Tensor unpadded_planes(const Tensor& p, int64_t top, int64_t left, int64_t h, int64_t w) {
+  const int64_t th = p.sizes()[1], tw = p.sizes()[2];
+  return p.as_strided(DimVector{p.sizes()[0], h, w}, DimVector{th * tw, tw, 1},
+                      p.storage_offset() + top * tw + left);
+}
+
+// col2im on a device: adds each element of `values` (a view with the shape of
+// `windows`, a view of padded planes) into the element its window tap covers. An
+// accumulating put whose offsets are all 0: the view itself says where.
+inline void add_into_windows(const Tensor& windows, const Tensor& values) {
+  Tensor zero = Tensor::empty(DimVector{1}, DType::Int64, windows.device());
+  fill_tensor(zero, Scalar(int64_t{0}));
+  const DimVector& shape = windows.sizes();
+  cuda_backend()->put(windows, zero.as_strided(shape, DimVector(shape.size(), 0), 0), values, true);
+}
+
 // The windows of the padded planes p ([lead, total_h, total_w], contiguous) as a view
 // [lead, out_h, out_w, kH, kW]: window (oh, ow) starts at (oh * stride, ow * stride).
 inline Tensor window_view(const Tensor& p, int64_t out_h, int64_t out_w, const Pair& kernel,
