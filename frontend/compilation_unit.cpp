@@ -42,6 +42,9 @@ void CompilationUnit::reset() {
   functions_.clear();
   imports_.clear();
   transforms_.clear();
+  modules_.clear();
+  from_imports_.clear();
+  scope_.clear();
   ++generation_;
 }
 
@@ -117,7 +120,8 @@ void CompilationUnit::run_statement(const std::shared_ptr<ast::Module>& module,
       continue;
     }
     if (is_unassigned_placeholder(results[i], type)) continue;
-    set_global(name, std::move(results[i]), type);
+    forget_from_import(scope_ + name);
+    set_global(scope_ + name, std::move(results[i]), type);
   }
 }
 
@@ -142,9 +146,10 @@ void CompilationUnit::define_function(const std::shared_ptr<ast::Module>& module
     }
   }
   std::shared_ptr<FunctionDecl> decl = declare(module, def);
-  globals_.erase(def.name);
-  imports_.erase(def.name);
-  functions_[def.name] = std::move(decl);
+  forget_from_import(decl->name);
+  globals_.erase(decl->name);
+  imports_.erase(decl->name);
+  functions_[decl->name] = std::move(decl);
   ++generation_;
   // Every compiled version is of an older generation now and is never used again (a
   // function is compiled anew for the current one): drop them, or a REPL session that
@@ -219,6 +224,13 @@ std::shared_ptr<FunctionDecl> CompilationUnit::builtin_function(const std::strin
   TSL_INTERNAL_ASSERT(
       module->body.size() == 1 && module->body[0]->kind == ast::StmtKind::FunctionDef,
       "builtin wrapper is not one def");
+  // The wrapper is the program's, whichever module used the builtin as a value first.
+  std::string scope = std::exchange(scope_, "");
+  struct Restore {
+    std::string& scope;
+    std::string saved;
+    ~Restore() { scope = std::move(saved); }
+  } restore{scope_, std::move(scope)};
   std::shared_ptr<FunctionDecl> decl = declare(module, ast::as<ast::FunctionDef>(*module->body[0]));
   builtin_values_[qualified] = decl;
   return decl;
@@ -227,7 +239,8 @@ std::shared_ptr<FunctionDecl> CompilationUnit::builtin_function(const std::strin
 std::shared_ptr<FunctionDecl> CompilationUnit::declare(const std::shared_ptr<ast::Module>& module,
                                                        const ast::FunctionDef& def) {
   auto decl = std::make_shared<FunctionDecl>();
-  decl->name = def.name;
+  decl->name = scope_ + def.name;
+  decl->scope = scope_;
   decl->module = module;
   decl->def = &def;
   Graph scratch;
@@ -447,6 +460,12 @@ std::string CompilationUnit::graph_text(FunctionDecl& decl, const SourceRange& u
 
 FunctionDecl* CompilationUnit::resolve_function(const std::string& name) {
   if (FunctionDecl* d = find_function(name)) return d;
+  // `n.linear` after `import nn as n`.
+  if (size_t dot = name.find('.'); dot != std::string::npos) {
+    const ImportedName* imp = find_import(name.substr(0, dot));
+    if (imp && imp->kind == ImportedName::UserModule)
+      return find_function(imp->target + name.substr(dot));
+  }
   const GlobalVar* g = find_global(name);
   if (g && g->type && g->type->kind() == TypeKind::Function && g->type->signature() &&
       g->type->signature()->target) {
@@ -855,32 +874,48 @@ void CompilationUnit::run_import(const ast::Stmt& stmt) {
       "torch",     "torch.nn",       "torch.nn.functional",
       "torch.jit", "torch.cuda",     "torch.func",
       "math",      "time",           "typing",
-      "functorch", "torch.autograd", "__future__"};
-  auto check_module = [&](const std::string& m, const SourceRange& r) {
-    if (!known.count(m))
-      compile_error(r,
-                    "no module named '" + m + "' (TSL knows torch, math, time, typing, functorch)");
+      "functorch", "torch.autograd", "__future__",
+      "os",        "os.path"};
+  // A module TSL does not know is a TSL module (a file NAME.tsl); see Note [Modules].
+  auto is_tsl_module = [&](const std::string& m, const SourceRange& r) {
+    if (known.count(m)) return false;
+    if (m.find('.') != std::string::npos) {
+      compile_error(
+          r, "no module named '" + m +
+                 "' (TSL knows torch, math, time, typing, functorch, os.path; a TSL module is "
+                 "one file, NAME.tsl, imported as `import NAME`)");
+    }
+    load_module(m, r);
+    return true;
   };
   if (stmt.kind == ast::StmtKind::Import) {
     for (const ast::ImportAlias& a : ast::as<ast::Import>(stmt).names) {
-      check_module(a.name, a.range);
-      if (!a.asname.empty()) {
-        imports_[a.asname] = {ImportedName::Module, a.name};
+      if (is_tsl_module(a.name, a.range)) {
+        std::string bind = scope_ + (a.asname.empty() ? a.name : a.asname);
+        functions_.erase(bind);
+        globals_.erase(bind);
+        imports_[bind] = {ImportedName::UserModule, a.name};
+      } else if (!a.asname.empty()) {
+        imports_[scope_ + a.asname] = {ImportedName::Module, a.name};
       } else {
         std::string top = a.name.substr(0, a.name.find('.'));
-        imports_[top] = {ImportedName::Module, top};
+        imports_[scope_ + top] = {ImportedName::Module, top};
       }
     }
     return;
   }
   const auto& from = ast::as<ast::ImportFrom>(stmt);
-  check_module(from.module, stmt.range);
+  bool tsl_module = is_tsl_module(from.module, stmt.range);
   for (const ast::ImportAlias& a : from.names) {
-    std::string bind = a.asname.empty() ? a.name : a.asname;
+    std::string bind = scope_ + (a.asname.empty() ? a.name : a.asname);
     if (from.module == "__future__") continue;
     if (a.name == "*")
       compile_error(a.range, "`from " + from.module + " import *` is not supported");
-    if (from.module == "typing") {
+    if (tsl_module) {
+      bind_from(from.module, a.name, bind, a.range);
+      forget_from_import(bind);
+      from_imports_.push_back({from.module, a.name, bind, a.range});
+    } else if (from.module == "typing") {
       imports_[bind] = {ImportedName::TypingName, a.name};
     } else if (from.module == "functorch" || from.module == "torch.func") {
       imports_[bind] = {ImportedName::Transform, a.name};

@@ -31,7 +31,8 @@ struct GlobalVar {
 
 // A `def`: its AST, signature and compiled versions.
 struct FunctionDecl {
-  std::string name;
+  std::string name;                     // qualified: "nn.linear" for a module's function
+  std::string scope;                    // the module its body's names resolve in: "" or "nn."
   std::shared_ptr<ast::Module> module;  // keeps the AST alive
   const ast::FunctionDef* def = nullptr;
   std::vector<std::string> param_names;
@@ -93,8 +94,28 @@ class FunctionRef : public ObjectImpl {
 
 // A name brought in by `import` / `from ... import`.
 struct ImportedName {
-  enum Kind { Module, TypingName, Transform, StdlibFunction } kind;
-  std::string target;  // "torch.nn.functional", "List", "grad", ...
+  enum Kind { Module, UserModule, TypingName, Transform, StdlibFunction } kind;
+  std::string target;  // "torch.nn.functional", "nn", "List", "grad", ...
+};
+
+// Note [Modules]
+// `import nn` runs nn.tsl once per process (the first import; later ones reuse it
+// unless the file changed since, so a REPL picks up edits) in the same unit as the
+// program, with its names kept under qualified names: nn's `def linear` is the
+// function "nn.linear", its variable `_EPS` the global "nn._EPS", its own `import
+// torch` the import "nn.torch". Code of a module (its functions, FunctionDecl::scope,
+// and its top-level statements, CompilationUnit::scope) resolves a name `x` as
+// "nn.x", so modules never see each other's or the program's names. `nn.linear` in
+// the program reaches the qualified name through the import; `from nn import linear`
+// binds "linear" to the same declaration (a variable: its value at import). A module's
+// functions are ordinary functions: called, inlined, transformed and shown like any
+// other, with errors in the module's file. Files are found in the importing file's
+// folder, then the folders of TSL_PATH, then the stdlib folder next to the binary
+// (build tree) or under ../share/tsl (installed).
+struct LoadedModule {
+  std::string path;
+  int64_t mtime_ns = 0;  // the file's modification time and size when loaded
+  uintmax_t size = 0;
 };
 
 // Evaluates a constant-like expression (a default argument) at the top level.
@@ -175,6 +196,17 @@ class CompilationUnit {
   void set_echo(std::ostream* out) { echo_ = out; }
   // Forgets all variables, functions and imports (REPL :reset).
   void reset();
+  // Runs module `name` (a TSL module, not torch/math) again from its file, and rebinds
+  // the names taken from it by `from NAME import ...` (REPL :reload NAME).
+  void reload_module(const std::string& name, const SourceRange& use);
+
+  // ---- Modules (Note [Modules])
+  // The qualified-name prefix of the code running now: "" for the program.
+  const std::string& scope() const { return scope_; }
+  bool is_user_module(const std::string& name) const { return modules_.count(name) > 0; }
+  const std::map<std::string, LoadedModule>& modules() const { return modules_; }
+  // The folders `import` searches for a module imported from `from`'s file.
+  static std::vector<std::string> module_search_path(const SourceRange& from);
 
  private:
   void define_function(const std::shared_ptr<ast::Module>& module, const ast::FunctionDef& def);
@@ -184,6 +216,18 @@ class CompilationUnit {
                                         const ast::FunctionDef& def);
   std::map<std::string, std::shared_ptr<FunctionDecl>> builtin_values_;
   void run_import(const ast::Stmt& stmt);
+  // Loads module `name` unless loaded and unchanged; `use` is the import.
+  void load_module(const std::string& name, const SourceRange& use);
+  void run_module_file(const std::string& name, const std::string& path, const SourceRange& use);
+  // Binds `bind` (qualified) to NAME of module `module`, as `from module import NAME`.
+  void bind_from(const std::string& module, const std::string& name, const std::string& bind,
+                 const SourceRange& use);
+  // Drops every name of module `name`.
+  void forget_module(const std::string& name);
+  // `bind` no longer holds what a `from M import` gave it: a reload leaves it alone.
+  void forget_from_import(const std::string& bind) {
+    std::erase_if(from_imports_, [&](const FromImport& f) { return f.bind == bind; });
+  }
   const FunctionDecl::Compiled& compile_transform(FunctionDecl& decl, const SourceRange& use);
   std::shared_ptr<Graph> grad_graph(const Graph& forward, const FunctionDecl::Transform& t);
   std::shared_ptr<Graph> vjp_graph(const Graph& forward, const FunctionDecl::Transform& t,
@@ -208,6 +252,14 @@ class CompilationUnit {
   std::map<std::string, ImportedName> imports_;
   std::vector<std::shared_ptr<FunctionDecl>> transforms_;  // made by make_transform
   std::vector<FunctionDecl*> compiling_;                   // the stack, for recursion errors
+  std::string scope_;                                      // Note [Modules]
+  std::map<std::string, LoadedModule> modules_;
+  std::vector<std::string> loading_;  // the modules being imported, for cycle errors
+  struct FromImport {
+    std::string module, name, bind;
+    SourceRange use;
+  };
+  std::vector<FromImport> from_imports_;  // rebound by reload_module
   uint64_t generation_ = 1;  // bumped by every def: compiled versions of older ones are stale
   std::ostream* echo_;
 };

@@ -147,6 +147,7 @@ std::optional<DType> first_result_dtype(const FunctionSchema& schema,
     case OpId::one_hot:
     case OpId::randint:
     case OpId::randint_high:
+    case OpId::randperm:
       return DType::Int64;
     // Factories without dtype=.
     case OpId::zeros:

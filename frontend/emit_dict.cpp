@@ -184,11 +184,7 @@ Value* Emitter::emit_dict_getitem(Value* dict, const ast::Subscript& s) {
   Value* key = dict_key(dict, emit_expr(*s.indices[0]), s.indices[0]->range);
   Value* v = graph_.insert_op(dict_op_id(DictOp::Getitem, int_keys(dict)), {dict, key},
                               dict->type()->value(), s.range);
-  if (no_grad_depth_ > 0 && mode_ == Mode::Function && v->type()->is_tensor()) {
-    v = graph_.insert_op(OpId::detach, {v}, v->type(), s.range);
-    no_grad_reads_.insert(v);
-  }
-  return v;
+  return read_under_no_grad(v, s.range);
 }
 
 void Emitter::emit_dict_setitem(Value* dict, const ast::Subscript& target, Value* v,

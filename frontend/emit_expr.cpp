@@ -132,36 +132,20 @@ Value* Emitter::to_bool(Value* v, const SourceRange& range, const char* what) {
 
 Sugared Emitter::resolve_name(const ast::Name& n) {
   const std::string& id = n.id;
-  if (lookup_local(id) || (unit_.find_global(id) && !unit_.find_function(id)) ||
+  std::string q = qualified(id);
+  if (lookup_local(id) || (unit_.find_global(q) && !unit_.find_function(q)) ||
       (mode_ == Mode::Function && locals_.count(id)) || maybe_undefined_.count(id)) {
     // A function value: calls are resolved statically through its type.
     return sugar_value(read_variable(id, n.range));
   }
-  if (FunctionDecl* fn = unit_.find_function(id)) {
+  if (FunctionDecl* fn = unit_.find_function(q)) {
     Sugared s;
     s.kind = Sugared::Kind::UserFunction;
     s.function = fn;
     s.name = id;
     return s;
   }
-  if (const ImportedName* imp = unit_.find_import(id)) {
-    Sugared s;
-    switch (imp->kind) {
-      case ImportedName::Module:
-        s.kind = Sugared::Kind::Module;
-        break;
-      case ImportedName::TypingName:
-        s.kind = Sugared::Kind::TypingName;
-        break;
-      case ImportedName::Transform:
-      case ImportedName::StdlibFunction:
-        s.kind = Sugared::Kind::Builtin;
-        break;
-    }
-    s.name = imp->target;
-    s.namespace_flag = opflags::GLOBAL;
-    return s;
-  }
+  if (const ImportedName* imp = unit_.find_import(q)) return sugar_import(*imp);
   if (id == "True" || id == "False") {
     Sugared s;
     s.value = constant(IValue(id == "True"), Type::bool_(), n.range);
@@ -178,14 +162,52 @@ Sugared Emitter::resolve_name(const ast::Name& n) {
   undefined_name(id, n.range);
 }
 
+Sugared Emitter::sugar_import(const ImportedName& imp) {
+  Sugared s;
+  switch (imp.kind) {
+    case ImportedName::Module:
+    case ImportedName::UserModule:
+      s.kind = Sugared::Kind::Module;
+      break;
+    case ImportedName::TypingName:
+      s.kind = Sugared::Kind::TypingName;
+      break;
+    case ImportedName::Transform:
+    case ImportedName::StdlibFunction:
+      s.kind = Sugared::Kind::Builtin;
+      break;
+  }
+  s.name = imp.target;
+  s.namespace_flag = opflags::GLOBAL;
+  return s;
+}
+
 Sugared Emitter::sugared_attribute(const Sugared& base, const ast::Attribute& a) {
   const std::string& attr = a.attr;
+  if (base.kind == Sugared::Kind::Module && unit_.is_user_module(base.name)) {
+    // `nn.linear`: a name of a TSL module, kept under its qualified name.
+    std::string q = base.name + "." + attr;
+    if (FunctionDecl* fn = unit_.find_function(q)) {
+      Sugared s;
+      s.kind = Sugared::Kind::UserFunction;
+      s.function = fn;
+      s.name = q;
+      return s;
+    }
+    if (unit_.find_global(q)) {
+      Sugared s;
+      s.value = read_under_no_grad(global_input(q, a.range), a.range);
+      return s;
+    }
+    if (const ImportedName* imp = unit_.find_import(q)) return sugar_import(*imp);
+    compile_error(a.attr_range, "module '" + base.name + "' has no attribute '" + attr + "'");
+  }
   if (base.kind == Sugared::Kind::Module) {
     const std::string& m = base.name;
     std::string path = m + "." + attr;
     static const std::unordered_set<std::string> submodules = {
-        "torch.nn",   "torch.nn.functional", "torch.cuda",    "torch.jit",
-        "torch.func", "torch.linalg",        "torch.autograd"};
+        "torch.nn",   "torch.nn.functional", "torch.cuda",     "torch.jit",
+        "torch.func", "torch.linalg",        "torch.autograd", "os.path"};
     Sugared s;
     if (submodules.count(path)) {
       s.kind = Sugared::Kind::Module;
@@ -238,6 +260,10 @@ Sugared Emitter::sugared_attribute(const Sugared& base, const ast::Attribute& a)
         s.namespace_flag = opflags::MATH;
         return s;
       }
+    } else if (m == "os.path" && attr == "exists") {
+      s.kind = Sugared::Kind::Builtin;
+      s.name = "os.path.exists";
+      return s;
     } else if (m == "time" && (attr == "perf_counter" || attr == "time")) {
       s.kind = Sugared::Kind::Builtin;
       s.name = "time." + attr;
@@ -283,8 +309,9 @@ Sugared Emitter::emit_sugared(const ast::Expr& e) {
     const ast::Expr* root = c.func.get();
     while (root->kind == ast::ExprKind::Attribute)
       root = ast::as<ast::Attribute>(*root).value.get();
-    bool module_path = root->kind == ast::ExprKind::Name &&
-                       (root == c.func.get() || unit_.find_import(ast::as<ast::Name>(*root).id));
+    bool module_path =
+        root->kind == ast::ExprKind::Name &&
+        (root == c.func.get() || unit_.find_import(qualified(ast::as<ast::Name>(*root).id)));
     if (module_path && !lookup_local(ast::as<ast::Name>(*root).id)) {
       Sugared callee = emit_sugared(*c.func);
       if (callee.kind == Sugared::Kind::Builtin && is_transform(callee.name) &&
@@ -566,14 +593,7 @@ Value* Emitter::emit_attribute_value(Value* v, const ast::Attribute& a) {
 Value* Emitter::emit_expr(const ast::Expr& e, const TypePtr& hint) {
   switch (e.kind) {
     case ast::ExprKind::Name: {
-      Value* v = as_value(resolve_name(ast::as<ast::Name>(e)), e.range);
-      // Inside `with no_grad():` in a compiled function, tensors are read detached, so
-      // what the block computes has no gradient (as in PyTorch and functorch).
-      if (no_grad_depth_ > 0 && mode_ == Mode::Function && v->type()->is_tensor()) {
-        v = graph_.insert_op(OpId::detach, {v}, v->type(), e.range);
-        no_grad_reads_.insert(v);
-      }
-      return v;
+      return read_under_no_grad(as_value(resolve_name(ast::as<ast::Name>(e)), e.range), e.range);
     }
     case ast::ExprKind::Int:
       return constant(IValue(ast::as<ast::IntLit>(e).value), Type::int_(), e.range);
@@ -1087,14 +1107,15 @@ Value* Emitter::emit_call(const ast::Call& c) {
       return emit_method_call(base.value, a.attr, emit_call_args(c), c);
     }
     Sugared callee = sugared_attribute(base, a);
-    if (callee.kind == Sugared::Kind::Builtin && is_transform(callee.name))
-      return emit_transform_call(callee.name, c);  // functorch.vjp(f, x), torch.func.grad(f)
-    if (callee.kind == Sugared::Kind::Value) {
-      compile_error(c.func->range, "'" + callee.value->type()->str() + "' object is not callable");
-    }
-    return emit_builtin_call(callee, emit_call_args(c), c);
+    // functorch.vjp(f, x), torch.func.grad(f), nn.linear(x, w) (a module's function)
+    if (callee.kind == Sugared::Kind::Builtin && !is_transform(callee.name))
+      return emit_builtin_call(callee, emit_call_args(c), c);
+    return emit_sugared_call(callee, c);
   }
-  Sugared callee = emit_sugared(*c.func);
+  return emit_sugared_call(emit_sugared(*c.func), c);
+}
+
+Value* Emitter::emit_sugared_call(const Sugared& callee, const ast::Call& c) {
   if (callee.kind == Sugared::Kind::Builtin && is_transform(callee.name))
     return emit_transform_call(callee.name, c);
   switch (callee.kind) {
@@ -1180,8 +1201,8 @@ Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& a
   const FunctionDecl::Compiled& compiled = unit_.compile_function(decl, range);
   for (const std::string& g : compiled.hidden_globals) {
     Value* v = nullptr;
-    if (mode_ == Mode::TopLevel) {
-      if (Binding* b = lookup_local(g)) v = b->value;
+    if (mode_ == Mode::TopLevel && g == qualified(unqualified(g))) {
+      if (Binding* b = lookup_local(unqualified(g))) v = b->value;
     }
     if (!v) v = global_input(g, range);
     inputs.push_back(v);
@@ -1202,6 +1223,11 @@ Value* Emitter::emit_builtin_call(const Sugared& callee, std::vector<CallArg> ar
     if (!args.empty()) compile_error(range, name + "() takes no arguments");
     return graph_.insert_op(name == "time.time" ? OpId::time : OpId::perf_counter, {},
                             Type::float_(), range);
+  }
+  if (name == "os.path.exists") {
+    if (args.size() != 1 || !args[0].name.empty() || args[0].value->type()->kind() != TypeKind::Str)
+      compile_error(range, "os.path.exists() takes one argument, a str path");
+    return graph_.insert_op(OpId::path_exists, {args[0].value}, Type::bool_(), range);
   }
   if (is_transform(name)) {
     compile_error(c.func->range,
@@ -1364,7 +1390,8 @@ Value* Emitter::emit_subscript(const ast::Subscript& s) {
     Value* i = emit_expr(idx);
     if (i->type()->kind() != TypeKind::Int)
       compile_error(idx.range, "list indices must be int, not " + i->type()->str());
-    return graph_.insert_op(OpId::getitem_list, {v, i}, t->element(), s.range);
+    return read_under_no_grad(graph_.insert_op(OpId::getitem_list, {v, i}, t->element(), s.range),
+                              s.range);
   }
   if (t->kind() == TypeKind::Tuple) {
     const auto& elems = t->contained();
@@ -1388,7 +1415,7 @@ Value* Emitter::emit_subscript(const ast::Subscript& s) {
     Node* node = graph_.insert(graph_.create(OpId::TupleIndex, {v}, 1));
     node->set_range(s.range);
     node->set_attr("index", IValue(i));
-    return node->output()->set_type(elems[static_cast<size_t>(i)]);
+    return read_under_no_grad(node->output()->set_type(elems[static_cast<size_t>(i)]), s.range);
   }
   compile_error(s.value->range, "'" + t->str() + "' object is not subscriptable");
 }
@@ -1509,7 +1536,7 @@ void Emitter::emit_comprehension_loop(const ast::Expr& target, const ast::Expr& 
   bool is_range = iter.kind == ast::ExprKind::Call &&
                   ast::as<ast::Call>(iter).func->kind == ast::ExprKind::Name &&
                   ast::as<ast::Name>(*ast::as<ast::Call>(iter).func).id == "range" &&
-                  !lookup_local("range") && !unit_.find_function("range");
+                  !lookup_local("range") && !unit_.find_function(qualified("range"));
   if (is_range) {
     const auto& call = ast::as<ast::Call>(iter);
     if (call.args.empty() || call.args.size() > 3 || !call.keywords.empty()) {
@@ -1677,6 +1704,8 @@ TypePtr Emitter::resolve_type(const ast::Expr& e) {
   if (e.kind == ast::ExprKind::None) return Type::none();
   std::string n = name_of(e);
   if (n == "torch.Tensor") return Type::tensor();
+  if (n == "torch.dtype") return Type::dtype();
+  if (n == "torch.device") return Type::device();
   if (TypePtr t = simple(n)) return t;
   if (e.kind == ast::ExprKind::Subscript) {
     const auto& s = ast::as<ast::Subscript>(e);
@@ -1711,8 +1740,8 @@ TypePtr Emitter::resolve_type(const ast::Expr& e) {
   }
   compile_error(e.range,
                 "unknown type" + (n.empty() ? std::string("") : " '" + n + "'") +
-                    " (TSL types: Tensor, int, float, bool, str, List[T], Tuple[...], Optional[T], "
-                    "Dict[K, V])");
+                    " (TSL types: Tensor, int, float, bool, str, torch.dtype, torch.device, "
+                    "List[T], Tuple[...], Optional[T], Dict[K, V])");
 }
 
 }  // namespace tsl

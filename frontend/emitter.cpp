@@ -243,7 +243,7 @@ Binding* Scope::find(const std::string& name) {
 // ---- Emitter: setup --------------------------------------------------------------------
 
 Emitter::Emitter(CompilationUnit& unit, Graph& graph, Mode mode)
-    : unit_(unit), graph_(graph), mode_(mode) {
+    : unit_(unit), graph_(graph), mode_(mode), namespace_(unit.scope()) {
   scopes_.push_back(std::make_unique<Scope>(nullptr));
   scope_ = scopes_.back().get();
   block_ = graph.block();
@@ -278,8 +278,13 @@ auto with_block(Graph& g, Block*& current, Scope*& scope, Block* b, Scope* s, Fn
 }
 }  // namespace
 
+std::string Emitter::unqualified(const std::string& q) const {
+  return q.starts_with(namespace_) ? q.substr(namespace_.size()) : q;
+}
+
 TypePtr Emitter::emit_function(const FunctionDecl& decl) {
   decl_ = &decl;
+  namespace_ = decl.scope;
   const ast::FunctionDef& def = *decl.def;
   graph_.set_name(decl.name);
   for (size_t i = 0; i < decl.param_names.size(); ++i) {
@@ -523,6 +528,13 @@ void Emitter::undefined_name(const std::string& name, const SourceRange& range) 
   compile_error(range, "name '" + name + "' is not defined");
 }
 
+Value* Emitter::read_under_no_grad(Value* v, const SourceRange& range) {
+  if (no_grad_depth_ == 0 || mode_ != Mode::Function || !v->type()->is_tensor()) return v;
+  Value* d = graph_.insert_op(OpId::detach, {v}, v->type(), range);
+  no_grad_reads_.insert(d);
+  return d;
+}
+
 Value* Emitter::read_variable(const std::string& name, const SourceRange& range) {
   if (Binding* b = lookup_local(name)) {
     if (b->value->type() == pending_return_type_ && !is_flag(name)) undefined_name(name, range);
@@ -530,7 +542,7 @@ Value* Emitter::read_variable(const std::string& name, const SourceRange& range)
   }
   if (maybe_undefined_.count(name)) undefined_name(name, range);
   if (mode_ == Mode::Function && locals_.count(name)) undefined_name(name, range);
-  if (unit_.find_global(name)) return global_input(name, range);
+  if (unit_.find_global(qualified(name))) return global_input(qualified(name), range);
   undefined_name(name, range);
 }
 
@@ -813,7 +825,8 @@ void Emitter::refine(const std::vector<Refinement>& refinements, bool holds,
     if (r.when_true != holds) continue;
     Binding* b = lookup_local(r.name);
     Value* v = b ? b->value : nullptr;
-    if (!v && unit_.find_global(r.name) && !(mode_ == Mode::Function && locals_.count(r.name))) {
+    if (!v && unit_.find_global(qualified(r.name)) &&
+        !(mode_ == Mode::Function && locals_.count(r.name))) {
       v = read_variable(r.name, range);
     }
     if (!v || v->type()->kind() != TypeKind::Optional) continue;
@@ -888,7 +901,7 @@ void Emitter::emit_loop(Value* trip_count, Value* first_cond, const ast::Body& b
     if (b) {
       carried.push_back(name);
       initial.push_back(b->value);
-    } else if (mode_ == Mode::TopLevel && !(unit_.find_global(name))) {
+    } else if (mode_ == Mode::TopLevel && !(unit_.find_global(qualified(name)))) {
       // New at the top level: visible after the loop as in Python, through a
       // placeholder whose type the body decides.
       carried.push_back(name);
@@ -1047,7 +1060,8 @@ void Emitter::emit_for(const ast::For& s) {
     if (iter.kind != ast::ExprKind::Call) return false;
     const auto& c = ast::as<ast::Call>(iter);
     return c.func->kind == ast::ExprKind::Name && ast::as<ast::Name>(*c.func).id == name &&
-           !lookup_local(name) && !unit_.find_global(name) && !unit_.find_function(name);
+           !lookup_local(name) && !unit_.find_global(qualified(name)) &&
+           !unit_.find_function(qualified(name));
   };
   if (is_call_to("range")) {
     const auto& c = ast::as<ast::Call>(iter);
@@ -1389,12 +1403,16 @@ void Emitter::emit_aug_setitem(const ast::Subscript& target, ast::BinOp op, cons
   const TypePtr& t = base->type();
   if (t->kind() == TypeKind::List) {
     Value* i = list_index(target);
-    Value* current = graph_.insert_op(OpId::getitem_list, {base, i}, t->element(), range);
+    Value* current = read_under_no_grad(
+        graph_.insert_op(OpId::getitem_list, {base, i}, t->element(), range), range);
     Value* rhs = emit_expr(value);
     // A tensor element is updated in place, as `tmp = xs[i]; tmp += v` does.
     bool in_place = current->type()->is_tensor() && op != ast::BinOp::MatMul;
     Value* updated =
         in_place ? emit_inplace(op, current, rhs, range) : emit_binary(op, current, rhs, range);
+    // Under no_grad the update went through a detached alias: the list keeps the
+    // element itself (updated too: they share storage).
+    if (in_place && no_grad_reads_.count(current)) updated = current->node()->input(0);
     Value* elem = convert_to(updated, t->element(), range, "list element");
     graph_.insert(graph_.create(OpId::setitem_list, {base, i, elem}, 0))->set_range(range);
     return;

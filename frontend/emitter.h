@@ -155,6 +155,10 @@ class Emitter {
   Binding* lookup_local(const std::string& name);
   Sugared resolve_name(const ast::Name& n);
   Value* read_variable(const std::string& name, const SourceRange& range);
+  // Inside `with no_grad():` in a compiled function, a tensor read (a name, a list,
+  // tuple or dict element) is detached, so what the block computes has no gradient
+  // (as in PyTorch and functorch) and in-place updates through it stay in place.
+  Value* read_under_no_grad(Value* v, const SourceRange& range);
   void write_variable(const std::string& name, Value* v, const SourceRange& range);
   Value* global_input(const std::string& name, const SourceRange& range);
   [[noreturn]] void undefined_name(const std::string& name, const SourceRange& range);
@@ -248,6 +252,15 @@ class Emitter {
   CompilationUnit& unit_;
   Graph& graph_;
   Mode mode_;
+  // The module whose names this code sees: "" for the program, "nn." inside stdlib's
+  // nn (Note [Modules] in compilation_unit.h). The unit keeps a module's functions,
+  // variables and imports under qualified names; `qualified(id)` is where `id` is.
+  std::string namespace_;
+  std::string qualified(const std::string& id) const { return namespace_ + id; }
+  // The top-level name of a qualified global of this module ("nn._EPS" -> "_EPS").
+  std::string unqualified(const std::string& q) const;
+  Sugared sugar_import(const ImportedName& imp);
+  Value* emit_sugared_call(const Sugared& callee, const ast::Call& c);
   bool repl_mode_ = false;
   std::vector<std::unique_ptr<Scope>> scopes_;
   Scope* scope_ = nullptr;

@@ -4,9 +4,14 @@
 set -euo pipefail
 
 packages=(cmake g++ ninja-build antlr4 libantlr4-runtime-dev libeigen3-dev libgtest-dev
-          default-jre-headless)
+          zlib1g-dev default-jre-headless)
 if [ "${TSL_WITH_TORCH:-0}" = 1 ]; then
   packages+=(python3-torch python3-numpy)
+fi
+# The examples' real data: scikit-learn's small data sets (digits.csv.gz, iris.csv, ...),
+# which the package installs under /usr/lib/python3/dist-packages/sklearn/datasets/data.
+if [ "${TSL_WITH_DATA:-0}" = 1 ]; then
+  packages+=(python3-sklearn)
 fi
 
 missing=()

@@ -210,6 +210,7 @@ int dump_ir(CompilationUnit& unit, SourcePtr source, GraphView view) {
   if (int status = run_quietly(unit, source); status != kExitOk) return status;
   return run_guarded([&] {
     for (const auto& [name, decl] : unit.functions()) {
+      if (!decl->scope.empty()) continue;  // an imported module's (Note [Modules])
       std::cout << unit.graph_text(*decl, decl->def->name_range, view) << "\n";
     }
     // Transforms (`grad(f)`) that ran run graphs of their own (--dump=grad shows
@@ -227,6 +228,7 @@ int dump_grad(CompilationUnit& unit, SourcePtr source, bool dot, GraphView view)
   if (int status = run_quietly(unit, source); status != kExitOk) return status;
   return run_guarded([&] {
     for (const auto& [name, decl] : unit.functions()) {
+      if (!decl->scope.empty()) continue;  // an imported module's (Note [Modules])
       const FunctionDecl::Compiled& c = unit.compile_function(*decl, decl->def->name_range);
       bool has_tensor_param = false;
       for (const TypePtr& t : decl->param_types) has_tensor_param |= t->is_tensor();
@@ -245,6 +247,7 @@ int dump_code(CompilationUnit& unit, SourcePtr source) {
   if (int status = run_quietly(unit, source); status != kExitOk) return status;
   return run_guarded([&] {
     for (const auto& [name, decl] : unit.functions()) {
+      if (!decl->scope.empty()) continue;  // an imported module's (Note [Modules])
       std::cout << code_text(unit, *decl, decl->def->name_range, CodeView::Both) << "\n";
     }
   });
@@ -255,6 +258,7 @@ int dump_memplan(CompilationUnit& unit, SourcePtr source) {
   if (int status = run_quietly(unit, source); status != kExitOk) return status;
   return run_guarded([&] {
     for (const auto& [name, decl] : unit.functions()) {
+      if (!decl->scope.empty()) continue;  // an imported module's (Note [Modules])
       std::cout << memplan_text(unit, *decl, decl->def->name_range) << "\n";
     }
     // Transforms (`grad(f)`) that ran have Codes of their own.

@@ -60,6 +60,9 @@ const char* kHelp =
     "  :dot NAME        Graphviz DOT of NAME's graph; :dot grad NAME of its gradient\n"
     "                   graph (also written to NAME.svg when Graphviz's dot is installed)\n"
     "  :load FILE       run a script in this session\n"
+    "  :reload MODULE   run an imported TSL module (import MODULE) again from its file;\n"
+    "                   names taken by `from MODULE import ...` follow (importing it\n"
+    "                   again also reloads it when the file changed)\n"
     "  :reset           forget every variable, function and import\n"
     "  :quit            leave (also Ctrl-D)\n";
 
@@ -108,11 +111,13 @@ void write_svg(const std::string& dot_text, const std::string& name, std::ostrea
 }
 
 void show_vars(CompilationUnit& unit, std::ostream& out) {
+  // Names of imported modules are qualified ("nn.linear"; Note [Modules]): not shown.
   for (const auto& [name, g] : unit.globals()) {
-    if (name == "argv") continue;
+    if (name == "argv" || name.find('.') != std::string::npos) continue;
     out << name << " : " << (g.type ? strip_refinements(g.type)->str() : "?") << "\n";
   }
   for (const auto& [name, decl] : unit.functions()) {
+    if (name.find('.') != std::string::npos) continue;
     out << name << "(";
     for (size_t i = 0; i < decl->param_names.size(); ++i) {
       out << (i ? ", " : "") << decl->param_names[i] << ": " << decl->param_types[i]->str();
@@ -238,6 +243,12 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
       return true;
     }
     run_reporting(unit, std::make_shared<Source>(rest, text), false, err);
+  } else if (cmd == ":reload") {
+    reporting_errors(err, [&] {
+      SourceRange use;
+      unit.reload_module(rest, use);
+      out << "reloaded " << unit.modules().at(rest).path << "\n";
+    });
   } else if (cmd == ":code") {
     show_code(unit, rest, out, err);
   } else if (cmd == ":profile") {

@@ -60,6 +60,19 @@ Sym apply_with_input(const RuleContext& c, size_t i, Sym replacement) {
   return call_multi(c.node()->op(), std::move(args), c.node()->outputs().size()).at(0);
 }
 
+std::string constant_mode(const RuleContext& c, size_t i, std::string_view what) {
+  const IValue* k = c.constant_input(i);
+  if (!k || !k->is_str()) {
+    compile_error(c.node()->range(), "no gradient for " +
+                                         std::string(c.node()->info().base_name()) + " with a " +
+                                         std::string(what) +
+                                         " that is not a constant string (pass it as a literal, "
+                                         "e.g. " +
+                                         std::string(what) + "='sum')");
+  }
+  return k->to_str();
+}
+
 bool has_optional_input(const RuleContext& c, size_t i) {
   if (c.input(i).value()->type()->kind() == TypeKind::None) return false;
   const IValue* k = c.constant_input(i);

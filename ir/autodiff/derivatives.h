@@ -102,5 +102,11 @@ Sym add_tangents(Sym a, Sym b);
 Sym apply_with_input(const RuleContext& c, size_t i, Sym replacement);
 // Whether optional tensor input i (a bias, a weight) is given: not None.
 bool has_optional_input(const RuleContext& c, size_t i);
+// The value of input i, a str that selects what the op computes (reduction='sum',
+// approximate='tanh'): each value has its own gradient formula, so it must be a
+// constant (the eager tape makes it one, Note [Modes are constants on the tape] in
+// runtime/autograd/record.cpp); otherwise a compile error naming `what`, never a
+// guessed default.
+std::string constant_mode(const RuleContext& c, size_t i, std::string_view what);
 
 }  // namespace tsl::autodiff

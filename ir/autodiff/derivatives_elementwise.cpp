@@ -71,8 +71,7 @@ Sym d_silu(const RuleContext& c) {
 // as PyTorch's GeluBackward computes it.
 Sym d_gelu(const RuleContext& c) {
   Sym x = x_of(c);
-  const IValue* approx = c.constant_input(1);
-  if (approx && approx->is_str() && approx->to_str() == "tanh") {
+  if (constant_mode(c, 1, "approximate") == "tanh") {
     const double beta = std::sqrt(2.0) * 2.0 / std::sqrt(M_PI) * 0.5;
     const double kappa = 0.044715;
     Sym inner = (x + pow(x, 3.0) * kappa) * beta;
@@ -193,8 +192,12 @@ Sym d_mul_self(const RuleContext& c) { return c.input(1); }
 Sym d_mul_other(const RuleContext& c) { return c.input(0); }
 
 bool has_rounding_mode(const RuleContext& c) {
+  if (c.input(2).value()->type()->kind() == TypeKind::None) return false;
   const IValue* m = c.constant_input(2);
-  return !(m && m->is_none()) && c.input(2).value()->type()->kind() != TypeKind::None;
+  if (m && m->is_none()) return false;
+  // A rounding mode known only at run time may be None there: no guess.
+  if (!m) constant_mode(c, 2, "rounding_mode");
+  return true;
 }
 std::vector<Sym> div_vjp(const RuleContext& c) {
   Sym g = c.grad();

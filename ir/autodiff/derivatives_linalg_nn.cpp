@@ -69,7 +69,18 @@ std::vector<Sym> linear_vjp(const RuleContext& c) {
     Sym in_features = call(OpId::size_dim, {w, 1});
     gw = call(OpId::mm, {call(OpId::t, {rows(g, out_features)}), rows(x, in_features)});
   }
-  if (c.needs(2) && has_optional_input(c, 2)) gb = sum_to(g, c.input(2));
+  if (c.needs(2) && has_optional_input(c, 2)) {
+    // The bias as a Tensor (an Optional[Tensor] argument, `bias: Optional[Tensor]`,
+    // holds one here) for the shape it sums to.
+    Sym b = c.input(2);
+    if (b.value()->type()->kind() == TypeKind::Optional) {
+      Graph& graph = FormulaScope::graph();
+      Node* u = graph.insert(graph.create(OpId::unwrap_optional, {b.value()}));
+      u->set_range(FormulaScope::range());
+      b = Sym(u->output()->set_type(b.value()->type()->element()));
+    }
+    gb = sum_to(g, b);
+  }
   return {gx, gw, gb};
 }
 std::vector<Sym> linear_jvp(const RuleContext& c) {
@@ -154,11 +165,9 @@ NllParts nll_parts(Sym input, Sym target, Sym weight, Sym ignore_index, bool has
   return p;
 }
 // The gradient of nll_loss with respect to its input, for output gradient g.
-Sym nll_input_grad(Sym g, Sym input, Sym target, Sym weight, Sym ignore_index, Sym reduction,
-                   bool has_weight, const IValue* reduction_value) {
+Sym nll_input_grad(Sym g, Sym input, Sym target, Sym weight, Sym ignore_index, bool has_weight,
+                   const std::string& red) {
   NllParts p = nll_parts(input, target, weight, ignore_index, has_weight);
-  std::string red =
-      reduction_value && reduction_value->is_str() ? reduction_value->to_str() : "mean";
   Sym scale = -p.weights;
   if (red == "mean") {
     scale = scale / sum_all(p.weights);
@@ -169,8 +178,8 @@ Sym nll_input_grad(Sym g, Sym input, Sym target, Sym weight, Sym ignore_index, S
               {zeros_like(input), p.class_dim, idx, unsqueeze(scale, p.class_dim)});
 }
 std::vector<Sym> nll_loss_vjp(const RuleContext& c) {
-  return {nll_input_grad(c.grad(), c.input(0), c.input(1), c.input(2), c.input(3), c.input(4),
-                         has_optional_input(c, 2), c.constant_input(4))};
+  return {nll_input_grad(c.grad(), c.input(0), c.input(1), c.input(2), c.input(3),
+                         has_optional_input(c, 2), constant_mode(c, 4, "reduction"))};
 }
 std::vector<Sym> nll_loss_jvp(const RuleContext& c) {
   Sym t = c.tangent(0);
@@ -182,15 +191,29 @@ std::vector<Sym> nll_loss_jvp(const RuleContext& c) {
 // PyTorch's (1 - e) nll + (e / C) R, where R reduces each kept row's
 // -sum_c w_c log p_c (w_c = 1 without class weights; ignored rows are 0; 'mean'
 // divides by the kept rows' target weights, as nll_loss does). The smoothing's
-// gradient is built for class-index targets; e must be a constant.
-double label_smoothing(const RuleContext& c) {
-  const IValue* ls = c.constant_input(5);
-  if (!ls || !ls->is_number()) {
-    compile_error(c.node()->range(),
-                  "no gradient for cross_entropy with a label_smoothing that is not a constant "
-                  "in this version of TSL");
+// gradient is built for class-index targets. e is a constant (0: no smoothing nodes)
+// or a float known at run time.
+struct LabelSmoothing {
+  bool present = false;  // a constant 0 builds none of the smoothing's nodes
+  std::optional<double> constant;
+  Sym value;  // when not a constant
+  // (1 - e) a + e b
+  Sym mix(Sym a, Sym b) const {
+    if (constant) return a * (1.0 - *constant) + b * *constant;
+    return a - a * value + b * value;
   }
-  return ls->to_double();
+};
+LabelSmoothing label_smoothing(const RuleContext& c) {
+  LabelSmoothing e;
+  const IValue* ls = c.constant_input(5);
+  if (ls && ls->is_number()) {
+    e.constant = ls->to_double();
+    e.present = *e.constant != 0.0;
+  } else {
+    e.present = true;
+    e.value = c.input(5);
+  }
+  return e;
 }
 struct CrossEntropyParts {
   Sym cdim, lsm, classes, kept;  // kept: 1.0 for rows whose target is not ignored
@@ -208,8 +231,7 @@ CrossEntropyParts cross_entropy_parts(const RuleContext& c, bool smoothing) {
   if (!smoothing) return p;
   p.classes = call(OpId::Float_int, {call(OpId::size_dim, {x, p.cdim})});
   p.kept = to_dtype(ne(c.input(1), c.input(3)), dtype_of(x));
-  const IValue* red = c.constant_input(4);
-  p.reduction = red && red->is_str() ? red->to_str() : "mean";
+  p.reduction = constant_mode(c, 4, "reduction");
   const bool has_weight = has_optional_input(c, 2);
   // w along the class dim: broadcast on the last dim, moved to the class dim.
   p.class_weights =
@@ -222,39 +244,38 @@ CrossEntropyParts cross_entropy_parts(const RuleContext& c, bool smoothing) {
   return p;
 }
 std::vector<Sym> cross_entropy_vjp(const RuleContext& c) {
-  const double e = label_smoothing(c);
-  CrossEntropyParts p = cross_entropy_parts(c, e != 0.0);
-  Sym glsm = nll_input_grad(c.grad(), p.lsm, c.input(1), c.input(2), c.input(3), c.input(4),
-                            has_optional_input(c, 2), c.constant_input(4));
-  if (e != 0.0) {
+  const LabelSmoothing e = label_smoothing(c);
+  CrossEntropyParts p = cross_entropy_parts(c, e.present);
+  Sym glsm = nll_input_grad(c.grad(), p.lsm, c.input(1), c.input(2), c.input(3),
+                            has_optional_input(c, 2), constant_mode(c, 4, "reduction"));
+  if (e.present) {
     // d R / d log p[i, c] = -kept_i g_i (over the kept rows' count for 'mean').
     Sym rows = p.kept * c.grad();
     if (p.reduction == "mean") rows = rows / p.mean_divisor;
     Sym smooth = -unsqueeze(rows, p.cdim) * p.class_weights;
-    glsm = glsm * (1.0 - e) + smooth * e / p.classes;
+    glsm = e.mix(glsm, smooth / p.classes);
   }
   return {glsm - exp(p.lsm) * sum(glsm, dim_list(p.cdim), true)};
 }
 std::vector<Sym> cross_entropy_jvp(const RuleContext& c) {
   Sym t = c.tangent(0);
   if (!t) return {Sym()};
-  const double e = label_smoothing(c);
-  CrossEntropyParts p = cross_entropy_parts(c, e != 0.0);
+  const LabelSmoothing e = label_smoothing(c);
+  CrossEntropyParts p = cross_entropy_parts(c, e.present);
   Sym tl = t - sum(exp(p.lsm) * t, dim_list(p.cdim), true);
   Sym out = call(OpId::nll_loss, {tl, c.input(1), c.input(2), c.input(3), c.input(4)});
-  if (e == 0.0) return {out};
+  if (!e.present) return {out};
   Sym rows = -sum(tl * p.class_weights, dim_list(p.cdim), false) * p.kept;
   Sym r = p.reduction == "none"  ? rows
           : p.reduction == "sum" ? sum_all(rows)
                                  : sum_all(rows) / p.mean_divisor;
-  return {out * (1.0 - e) + r * e / p.classes};
+  return {e.mix(out, r / p.classes)};
 }
 
 // mse_loss(a, b, reduction): 2 (a - b) scaled by the reduction.
 Sym mse_partial(const RuleContext& c) {
   Sym d = (c.input(0) - c.input(1)) * 2.0;
-  const IValue* red = c.constant_input(2);
-  if (!red || !red->is_str() || red->to_str() == "mean") {
+  if (constant_mode(c, 2, "reduction") == "mean") {
     d = d / call(OpId::Float_int, {numel(d)});
   }
   return d;
@@ -268,8 +289,7 @@ std::vector<Sym> mse_loss_jvp(const RuleContext& c) {
   Sym t = ta && tb ? ta - tb : ta ? ta : tb ? -tb : Sym();
   if (!t) return {Sym()};
   Sym dt = mse_partial(c) * t;
-  const IValue* red = c.constant_input(2);
-  if (red && red->is_str() && red->to_str() == "none") return {dt};
+  if (constant_mode(c, 2, "reduction") == "none") return {dt};
   return {sum_all(dt)};
 }
 
@@ -278,8 +298,7 @@ std::vector<Sym> mse_loss_jvp(const RuleContext& c) {
 Sym bce_scale(const RuleContext& c, Sym g) {
   Sym s = g;
   if (has_optional_input(c, 2)) s = s * c.input(2);
-  const IValue* red = c.constant_input(3);
-  if (!red || !red->is_str() || red->to_str() == "mean") {
+  if (constant_mode(c, 3, "reduction") == "mean") {
     s = s / call(OpId::Float_int, {numel(c.input(0))});
   }
   return s;
@@ -315,8 +334,7 @@ std::vector<Sym> bce_jvp(const RuleContext& c) {
     d = add_tangents(d, tt * (l1 - l0));
   }
   Sym scaled = bce_scale(c, ones) * d;
-  const IValue* red = c.constant_input(3);
-  if (red && red->is_str() && red->to_str() == "none") return {scaled};
+  if (constant_mode(c, 3, "reduction") == "none") return {scaled};
   return {sum_all(scaled)};
 }
 

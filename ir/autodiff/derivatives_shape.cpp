@@ -215,9 +215,12 @@ std::vector<Sym> index_put_vjp(const RuleContext& c) {
   Sym gself;
   if (c.needs(0)) {
     const IValue* acc = c.constant_input(3);
-    gself = acc && acc->is_bool() && acc->to_bool()
-                ? g
-                : call(OpId::index_put, {g, c.input(1), zeros_like(c.input(2)), false});
+    if (!acc || !acc->is_bool()) {
+      compile_error(c.node()->range(),
+                    "no gradient for index_put with an `accumulate` that is not a constant");
+    }
+    gself =
+        acc->to_bool() ? g : call(OpId::index_put, {g, c.input(1), zeros_like(c.input(2)), false});
   }
   Sym gvalues;
   if (c.needs(2)) gvalues = c.reduce_to(call(OpId::index, {g, c.input(1)}), 2);

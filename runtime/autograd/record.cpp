@@ -142,7 +142,25 @@ class GraphBuilder {
       add_dict(original, runtime);
       return;
     }
-    flat_.key.push_back(runtime.is_none() ? -2 : -3);
+    // Note [Modes are constants on the tape]
+    // A str, bool or None argument selects what an op computes (reduction='sum',
+    // approximate='tanh', accumulate=True, rounding_mode=None), and gradient rules read
+    // it as a constant: the recorded graph takes it as one, and the pattern the
+    // compiled gradient is cached under holds its value. Numbers stay inputs (a
+    // learning rate or a step count changes at every call).
+    if (runtime.is_none() || runtime.is_str() || runtime.is_bool()) {
+      if (runtime.is_none()) {
+        flat_.key.push_back(-2);
+      } else if (runtime.is_bool()) {
+        flat_.key.push_back(runtime.to_bool() ? -5 : -6);
+      } else {
+        flat_.key.push_back(-4);
+        push_key(runtime);
+      }
+      if (build_) map_[original] = graph_->insert_constant(runtime, original->type());
+      return;
+    }
+    flat_.key.push_back(-3);
     flat_.values.push_back(runtime);
     if (build_) map_[original] = graph_->add_input(original->type());
   }
@@ -564,9 +582,14 @@ void write_outputs(const std::vector<Value*>& originals, std::vector<IValue>& fl
   }
 }
 
+// `dependence`, where given, is of the small graph whose outputs are `outs`: a list or
+// dict that does not depend on an input requiring grad (optimizer state made by
+// zeros_like(p).detach(), a list of sizes) is returned as it is, without history.
 void check_outputs_supported(const std::vector<Value*>& outs, std::string_view what,
-                             const SourceRange& range) {
+                             const SourceRange& range,
+                             const autodiff::Dependence* dependence = nullptr) {
   for (const Value* v : outs) {
+    if (dependence && !dependence->requiring.count(v)) continue;
     std::vector<TypePtr> types = {v->type()};
     if (v->type()->kind() == TypeKind::Tuple) types = v->type()->contained();
     for (const TypePtr& t : types) {
@@ -741,7 +764,6 @@ void record_call(Function& callee, const tsl::Node& call, EagerSite& site, Kerne
   FlatInputs& flat = probe.flat();
   std::shared_ptr<const CompiledGradient> g = site.lookup(flat.key);
   if (!g) {
-    check_outputs_supported(source.outputs(), "`" + callee.name() + "`", call.range());
     std::unique_ptr<Graph> body = source.clone();
     inline_calls(*body, [](const tsl::Node* c) {
       return &static_cast<Function&>(c->attr("fn").to_object()).graph();
@@ -752,6 +774,10 @@ void record_call(Function& callee, const tsl::Node& call, EagerSite& site, Kerne
     Graph& graph = b.graph();
     std::vector<Value*> outs = graph.clone_block_into(body->block(), graph.block(), b.map());
     add_outputs(graph, outs);
+    // compile() prepares the graph the same way (idempotent).
+    autodiff::prepare_for_differentiation(graph, b.flat().wrt);
+    autodiff::Dependence dependence = autodiff::analyze_dependence(graph, b.flat().wrt);
+    check_outputs_supported(graph.outputs(), "`" + callee.name() + "`", call.range(), &dependence);
     auto compiled =
         compile(b.graph_ptr(), b.flat().wrt, "DifferentiableGraphBackward", callee.name(), true);
     site.store(flat.key, compiled);

@@ -7,6 +7,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <zlib.h>
+
 #include "runtime/kernels/files.h"
 #include "runtime/kernels/format_spec.h"
 #include "runtime/kernels/kernel.h"
@@ -404,9 +406,44 @@ Tensor load_npy_cpu(const std::string& path) {
   return t.as_strided(shape, strides.span(), 0).contiguous();
 }
 
-// A CSV of numbers: one row per line, the same number of columns in each row.
+// The bytes of a gzip file (RFC 1952), all members; a corrupt or truncated stream is a
+// user error naming the path.
+std::string gunzip(const std::string& data, const std::string& path) {
+  z_stream z{};
+  // 16 + MAX_WBITS: a gzip header and trailer around the deflate stream.
+  TSL_CHECK(data.size() < (1ULL << 32), "load_csv: '", path, "' is over 4 GB compressed");
+  TSL_CHECK(inflateInit2(&z, 16 + MAX_WBITS) == Z_OK, "load_csv: cannot start zlib");
+  std::string out;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  char buf[1 << 16];
+  int rc = Z_OK;
+  while (true) {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - z.avail_out);
+    if (rc == Z_STREAM_END && z.avail_in > 0) {
+      inflateReset(&z);  // concatenated gzip members
+      continue;
+    }
+    if (rc != Z_OK) break;
+  }
+  std::string why = z.msg ? z.msg : "truncated stream";
+  inflateEnd(&z);
+  TSL_CHECK(rc == Z_STREAM_END, "load_csv: '", path, "' is not a valid gzip file (", why, ")");
+  return out;
+}
+
+// A CSV of numbers: one row per line, the same number of columns in each row; a
+// gzip-compressed file (by its magic bytes, whatever its name) is read uncompressed.
 Tensor load_csv_cpu(const std::string& path, bool skip_header) {
-  std::istringstream f(read_file_or_throw(path, "load_csv"));
+  std::string bytes = read_file_or_throw(path, "load_csv");
+  if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+      static_cast<unsigned char>(bytes[1]) == 0x8b) {
+    bytes = gunzip(bytes, path);
+  }
+  std::istringstream f(std::move(bytes));
   std::vector<float> values;
   int64_t cols = -1, rows = 0, line_no = 0;
   std::string line;

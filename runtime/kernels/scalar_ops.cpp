@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <vector>
@@ -516,6 +517,12 @@ double time_now() {
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
+// os.path.exists: false for a path that cannot be examined, as Python's.
+bool path_exists(std::string path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) && !ec;
+}
+
 }  // namespace
 
 bool py_equal(const IValue& a, const IValue& b) {
@@ -664,6 +671,7 @@ void register_scalar_kernels() {
   TSL_REGISTER_GENERIC_RAW(sum_tensor_list, sum_tensor_list);
 
   TSL_REGISTER_GENERIC(perf_counter, perf_counter);
+  TSL_REGISTER_GENERIC(path_exists, path_exists);
   TSL_REGISTER_GENERIC(time, time_now);
 }
 

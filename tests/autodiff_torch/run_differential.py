@@ -4,7 +4,9 @@
 Every tests/autodiff_torch/*.tsl program is valid TSL and valid Python 3. This runs each
 one with `tsl FILE` and with a Python that has torch and functorch, pulls every number
 out of both outputs in order, and compares them pairwise (relative tolerance 1e-5 plus a
-tiny absolute one for values near 0). Exit status: 0 all agree, 1 a failure, 77 skipped
+tiny absolute one for values near 0). A program that is not Python (tests/stdlib: it
+imports a TSL module) has a twin X.py beside X.tsl, written with PyTorch's own API
+(torch.optim.Adam for `optim.adam`), which Python runs instead. Exit status: 0 all agree, 1 a failure, 77 skipped
 (no Python with torch + functorch here; ctest reports that as a skip, not a failure).
 
 Usage: run_differential.py --tsl PATH/TO/tsl [--python PY] [--file X.tsl]... [-v]
@@ -97,8 +99,9 @@ def line_of(text, lineno):
 def check(path, tsl, python, verbose):
     """Runs one program both ways; returns a list of failure messages (empty: agree)."""
     name = display_name(path)
+    twin = os.path.splitext(path)[0] + ".py"
     t_rc, t_out, t_err = run([tsl, path])
-    p_rc, p_out, p_err = run([python, path])
+    p_rc, p_out, p_err = run([python, twin if os.path.isfile(twin) else path])
     fails = []
     if t_rc != 0:
         fails.append("%s: tsl exited with %d\n--- tsl stdout ---\n%s--- tsl stderr ---\n%s" %

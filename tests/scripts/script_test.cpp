@@ -181,8 +181,13 @@ std::vector<fs::path> find_scripts() {
     fs::path root = source_dir() / dir;
     if (!fs::exists(root)) continue;
     for (const auto& entry : fs::recursive_directory_iterator(root)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".tsl")
-        out.push_back(entry.path());
+      if (!entry.is_regular_file() || entry.path().extension() != ".tsl") continue;
+      // A module that the scripts beside it import (tests/scripts/modules) is no test
+      // of its own: it says so on a line of its own.
+      if (read_file(entry.path()).find("# tsl-test: imported by the scripts beside it") !=
+          std::string::npos)
+        continue;
+      out.push_back(entry.path());
     }
   }
   std::sort(out.begin(), out.end());

@@ -114,6 +114,16 @@ Tensor randint_high_kernel(int64_t high, Sizes size, OptDType dtype, OptDevice d
   return randint_kernel(0, high, std::move(size), dtype, device, rg);
 }
 
+Tensor randperm_kernel(int64_t n, OptDType dtype, OptDevice device, bool rg) {
+  TSL_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
+  DType dt = dtype.value_or(DType::Int64);
+  TSL_CHECK(dt != DType::Bool || n <= 2, "randperm: n (", n, ") is too large for bool");
+  const int64_t size[] = {n};
+  Tensor out = cpu::new_factory_tensor(size, dt, device, rg, "randperm");
+  cpu::fill_randperm(out);
+  return cpu::finish_factory(out, device, rg);
+}
+
 void manual_seed_kernel(int64_t seed) {
   cpu::Generator& g = cpu::default_generator();
   std::lock_guard<std::mutex> lock(g.mutex());
@@ -168,6 +178,7 @@ void register_cpu_random_kernels() {
   TSL_REGISTER_CPU(normal_tensors, normal_tensors_kernel);
   TSL_REGISTER_CPU(randint, randint_kernel);
   TSL_REGISTER_CPU(randint_high, randint_high_kernel);
+  TSL_REGISTER_CPU(randperm, randperm_kernel);
   TSL_REGISTER_CPU(rand_like, rand_like_kernel);
   TSL_REGISTER_CPU(randn_like, randn_like_kernel);
   TSL_REGISTER_CPU(manual_seed, manual_seed_kernel);

@@ -24,6 +24,7 @@ namespace tsl::cpu {
 // * randn, numel < 16: one double Box-Muller pair per two elements (the second one
 //   cached in the generator), cast to the dtype.
 // * randint: (random() % range) + low, random64() when range >= 2^32.
+// * randperm: 0..n-1, then for each i < n-1 a swap with i + random() % (n - i).
 // * bernoulli (dropout): uniform_double() < p.
 // PyTorch's randn for float32 uses vectorized log/sin/cos (avx_mathfun) in its fast
 // path and TSL Eigen's, so float32 normals of tensors with >= 16 elements can differ
@@ -152,6 +153,24 @@ void fill_randint(const Tensor& out, int64_t low, int64_t high) {
       uint64_t r = range >= (1ULL << 32) ? g.random64() : g.random();
       int64_t v = static_cast<int64_t>(r % range + static_cast<uint64_t>(low));
       data[i] = static_cast<scalar_t>(v);
+    }
+  });
+}
+
+void fill_randperm(const Tensor& out) {
+  TSL_INTERNAL_ASSERT(out.is_contiguous() && out.dim() == 1, "fill_randperm: a contiguous row");
+  Generator& g = default_generator();
+  std::lock_guard<std::mutex> lock(g.mutex());
+  int64_t n = out.numel();
+  TSL_DISPATCH_ALL(out.dtype(), "randperm", [&] {
+    scalar_t* data = out.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < n; ++i) data[i] = static_cast<scalar_t>(i);
+    // PyTorch's CPU shuffle: swap position i with one drawn from [i, n).
+    for (int64_t i = 0; i + 1 < n; ++i) {
+      uint64_t left = static_cast<uint64_t>(n - i);
+      uint64_t r = left >= (1ULL << 32) ? g.random64() : g.random();
+      int64_t z = static_cast<int64_t>(r % left);
+      std::swap(data[i], data[z + i]);
     }
   });
 }

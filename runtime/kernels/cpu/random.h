@@ -43,6 +43,8 @@ Generator& default_generator();
 void fill_uniform(const Tensor& out);                             // floating dtypes
 void fill_normal(const Tensor& out);                              // floating dtypes
 void fill_randint(const Tensor& out, int64_t low, int64_t high);  // any dtype
+// 0, 1, ..., n-1 shuffled as PyTorch's CPU randperm shuffles them for a seed.
+void fill_randperm(const Tensor& out);
 void fill_bernoulli(const Tensor& out, double p);                 // 1 with probability p
 
 }  // namespace tsl::cpu
