@@ -519,6 +519,9 @@ void Emitter::undefined_name(const std::string& name, const SourceRange& range) 
   if (mode_ == Mode::Function && locals_.count(name)) {
     compile_error(range, "local variable '" + name + "' is used before it is assigned");
   }
+  if (name == "progress") {
+    compile_error(range, "progress() is a for loop's iterable: `for x in progress(xs):`");
+  }
   static const std::unordered_set<std::string> modules = {"torch", "math", "time", "F",
                                                           "functorch"};
   if (modules.count(name)) {
@@ -1050,8 +1053,34 @@ void Emitter::emit_while(const ast::While& s) {
       trip, cond, s.body, s.range, [](Value*) {}, s.cond.get());
 }
 
+// `for x in progress(xs, desc="...")`: the loop over xs, reporting its progress
+// (Note [Progress lines] in runtime/kernels/scalar_ops.cpp). Null unless `iter` is
+// such a call; `desc` gets its description.
+const ast::Expr* Emitter::progress_iterable(const ast::Expr& iter, Value*& desc) {
+  if (iter.kind != ast::ExprKind::Call) return nullptr;
+  const auto& c = ast::as<ast::Call>(iter);
+  if (c.func->kind != ast::ExprKind::Name || ast::as<ast::Name>(*c.func).id != "progress" ||
+      lookup_local("progress") || unit_.find_global(qualified("progress")) ||
+      unit_.find_function(qualified("progress")))
+    return nullptr;
+  const ast::Expr* desc_expr = c.args.size() == 2 ? c.args[1].get() : nullptr;
+  for (const auto& k : c.keywords) {
+    if (k.name != "desc" || desc_expr)
+      compile_error(k.range, "progress() takes an iterable and desc=, not '" + k.name + "'");
+    desc_expr = k.value.get();
+  }
+  if (c.args.empty() || c.args.size() > 2)
+    compile_error(c.range, "progress() takes an iterable (and desc=)");
+  desc = desc_expr ? emit_expr(*desc_expr) : constant(IValue(std::string()), Type::str_(), c.range);
+  if (desc->type()->kind() != TypeKind::Str)
+    compile_error(desc_expr->range, "progress(): desc must be str, not " + desc->type()->str());
+  return c.args[0].get();
+}
+
 void Emitter::emit_for(const ast::For& s) {
-  const ast::Expr& iter = *s.iter;
+  Value* progress_desc = nullptr;
+  const ast::Expr* inner = progress_iterable(*s.iter, progress_desc);
+  const ast::Expr& iter = inner ? *inner : *s.iter;
   Value* trip = nullptr;
   std::function<void(Value*)> prologue;
   std::function<void()> after_normal_exit;  // Python's last next() of a dict iterator
@@ -1158,7 +1187,18 @@ void Emitter::emit_for(const ast::For& s) {
     }
   }
   Value* yes = constant(IValue(true), Type::bool_(), s.range);
-  emit_loop(trip, yes, s.body, s.range, prologue, nullptr, after_normal_exit);
+  if (!progress_desc) {
+    emit_loop(trip, yes, s.body, s.range, prologue, nullptr, after_normal_exit);
+    return;
+  }
+  Value* handle =
+      graph_.insert_op(OpId::progress_start, {trip, progress_desc}, Type::int_(), s.iter->range);
+  auto report = [=, this, &s](Value* index) {
+    graph_.insert(graph_.create(OpId::progress_step, {handle, index}, 0))->set_range(s.iter->range);
+    prologue(index);
+  };
+  emit_loop(trip, yes, s.body, s.range, report, nullptr, after_normal_exit);
+  graph_.insert(graph_.create(OpId::progress_end, {handle}, 0))->set_range(s.iter->range);
 }
 
 // ---- Simple statements -------------------------------------------------------------------------

@@ -261,6 +261,7 @@ class Emitter {
   std::string unqualified(const std::string& q) const;
   Sugared sugar_import(const ImportedName& imp);
   Value* emit_sugared_call(const Sugared& callee, const ast::Call& c);
+  const ast::Expr* progress_iterable(const ast::Expr& iter, Value*& desc);
   bool repl_mode_ = false;
   std::vector<std::unique_ptr<Scope>> scopes_;
   Scope* scope_ = nullptr;

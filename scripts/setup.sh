@@ -9,9 +9,10 @@ if [ "${TSL_WITH_TORCH:-0}" = 1 ]; then
   packages+=(python3-torch python3-numpy)
 fi
 # The examples' real data: scikit-learn's small data sets (digits.csv.gz, iris.csv, ...),
-# which the package installs under /usr/lib/python3/dist-packages/sklearn/datasets/data.
+# which the package installs under /usr/lib/python3/dist-packages/sklearn/datasets/data;
+# and gnuplot (without X), which draws plot(...).
 if [ "${TSL_WITH_DATA:-0}" = 1 ]; then
-  packages+=(python3-sklearn)
+  packages+=(python3-sklearn gnuplot-nox)
 fi
 
 missing=()

@@ -13,6 +13,7 @@
 #include "runtime/kernels/format_spec.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/output.h"
+#include "runtime/kernels/plot.h"
 #include "runtime/tensor/device_backend.h"
 
 namespace tsl {
@@ -492,6 +493,8 @@ void register_io_kernels() {
   TSL_REGISTER_GENERIC(save, save_npy);
   TSL_REGISTER_GENERIC(load, load_npy);
   TSL_REGISTER_GENERIC(load_csv, load_csv);
+  TSL_REGISTER_GENERIC(plot, plot_kernel);
+  TSL_REGISTER_GENERIC(plot_list, plot_list_kernel);
 }
 
 }  // namespace tsl

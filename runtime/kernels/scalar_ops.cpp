@@ -10,8 +10,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/py_equal.h"
@@ -517,6 +521,111 @@ double time_now() {
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
+// Note [Progress lines]
+// `for x in progress(xs)` reports on stderr, as tqdm does: on a terminal one line
+// redrawn at most ten times a second (desc, percentage, a bar, count, elapsed time,
+// time left, rate); elsewhere (a log, a pipe) a plain line at each tenth of the way.
+// The end prints the final line. Handles are per loop run; a loop left early (break,
+// return, an error) leaves its state for the process, a few bytes.
+struct ProgressState {
+  int64_t total = 0;
+  std::string desc;
+  double start = 0, last_draw = -1;
+  int64_t last_tenth = 0;  // a plain line from the first tenth on
+  bool tty = false;
+};
+
+std::mutex& progress_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<int64_t, ProgressState>& progress_states() {
+  static std::map<int64_t, ProgressState> states;
+  return states;
+}
+
+std::string clock_text(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  auto s = static_cast<int64_t>(seconds + 0.5);
+  char buf[32];
+  if (s >= 3600) {
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
+  } else {
+    std::snprintf(buf, sizeof buf, "%02lld:%02lld", static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  }
+  return buf;
+}
+
+void draw_progress(ProgressState& p, int64_t done, double now, bool final) {
+  double elapsed = now - p.start;
+  double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
+  double left = rate > 0 ? static_cast<double>(p.total - done) / rate : -1;
+  std::string line = p.desc.empty() ? "" : p.desc + ": ";
+  char buf[160];
+  if (p.total > 0) {
+    int64_t pct = done * 100 / p.total;
+    constexpr int kWidth = 20;
+    int64_t filled = done * kWidth / p.total;
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.resize(kWidth, ' ');
+    std::snprintf(buf, sizeof buf, "%3lld%%|%s| %lld/%lld [%s<%s, %.2f it/s]",
+                  static_cast<long long>(pct), bar.c_str(), static_cast<long long>(done),
+                  static_cast<long long>(p.total), clock_text(elapsed).c_str(),
+                  clock_text(left).c_str(), rate);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lld [%s, %.2f it/s]", static_cast<long long>(done),
+                  clock_text(elapsed).c_str(), rate);
+  }
+  line += buf;
+  if (p.tty) {
+    std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), final ? "\n" : "");
+  } else {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  std::fflush(stderr);
+}
+
+int64_t progress_start(int64_t total, std::string desc) {
+  static int64_t next = 1;
+  std::lock_guard<std::mutex> lock(progress_mutex());
+  ProgressState p;
+  p.total = total < 0 ? 0 : total;
+  p.desc = std::move(desc);
+  p.start = perf_counter();
+  p.tty = ::isatty(STDERR_FILENO) != 0;
+  int64_t h = next++;
+  progress_states()[h] = std::move(p);
+  return h;
+}
+
+void progress_step(int64_t handle, int64_t done) {
+  std::lock_guard<std::mutex> lock(progress_mutex());
+  auto it = progress_states().find(handle);
+  if (it == progress_states().end()) return;
+  ProgressState& p = it->second;
+  double now = perf_counter();
+  if (p.tty) {
+    if (now - p.last_draw < 0.1) return;
+    p.last_draw = now;
+    draw_progress(p, done, now, false);
+    return;
+  }
+  int64_t tenth = p.total > 0 ? done * 10 / p.total : -1;
+  if (done == 0 || tenth <= p.last_tenth) return;
+  p.last_tenth = tenth;
+  draw_progress(p, done, now, false);
+}
+
+void progress_end(int64_t handle) {
+  std::lock_guard<std::mutex> lock(progress_mutex());
+  auto it = progress_states().find(handle);
+  if (it == progress_states().end()) return;
+  draw_progress(it->second, it->second.total, perf_counter(), true);
+  progress_states().erase(it);
+}
+
 // os.path.exists: false for a path that cannot be examined, as Python's.
 bool path_exists(std::string path) {
   std::error_code ec;
@@ -672,6 +781,9 @@ void register_scalar_kernels() {
 
   TSL_REGISTER_GENERIC(perf_counter, perf_counter);
   TSL_REGISTER_GENERIC(path_exists, path_exists);
+  TSL_REGISTER_GENERIC(progress_start, progress_start);
+  TSL_REGISTER_GENERIC(progress_step, progress_step);
+  TSL_REGISTER_GENERIC(progress_end, progress_end);
   TSL_REGISTER_GENERIC(time, time_now);
 }
 

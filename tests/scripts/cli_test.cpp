@@ -601,3 +601,65 @@ TEST(CommandLine, NoOptPrintsTheSameNumbers) {
 }
 
 }  // namespace
+
+// plot() draws through gnuplot: an SVG with the curve and the title, a PNG, a scatter
+// against x, text on stdout without a path, and errors for a bad path or shape. The
+// drawing tests skip where gnuplot is not installed (TSL_WITH_DATA=1 scripts/setup.sh).
+TEST(CommandLine, PlotDrawsWithGnuplot) {
+  Result bad = tsl("-c " + quote("import torch\nplot(torch.ones(3), 'x.pdf')\n"));
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("plot: 'x.pdf' must end in .svg or .png"), std::string::npos) << bad.err;
+  Result shape = tsl("-c " + quote("import torch\nplot(torch.ones(3, 2), 'x.svg')\n"));
+  EXPECT_NE(shape.err.find("plot: y must be 1-dimensional, got shape [3, 2]"), std::string::npos)
+      << shape.err;
+  if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "gnuplot is not installed";
+  }
+  fs::path dir = fs::temp_directory_path() / ("tsl_cli_plot_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string program =
+      "import torch\n"
+      "losses = [1.0 / (i + 1) for i in range(30)]\n"
+      "plot(losses, '" +
+      (dir / "loss.svg").string() +
+      "', title='the loss', xlabel='step')\n"
+      "plot(torch.tensor(losses), '" +
+      (dir / "loss.png").string() +
+      "')\n"
+      "x = torch.linspace(-1.0, 1.0, 20)\n"
+      "plot(x * x, '" +
+      (dir / "scatter.svg").string() +
+      "', x=x, kind='scatter')\n"
+      "plot(torch.tensor(losses))\n";
+  Result r = tsl("-c " + quote(program));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string svg = slurp(dir / "loss.svg");
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("the loss"), std::string::npos);
+  EXPECT_NE(svg.find("<path"), std::string::npos);
+  EXPECT_EQ(slurp(dir / "loss.png").substr(1, 3), "PNG");
+  EXPECT_NE(slurp(dir / "scatter.svg").find("<svg"), std::string::npos);
+  // The text drawing: axes of + and - with the curve in *.
+  EXPECT_NE(r.out.find("+------"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("*"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+// `for x in progress(xs)`: off a terminal, a plain line on stderr at each tenth of the
+// loop and at its end; the loop runs as without it. Elsewhere progress() is an error.
+TEST(CommandLine, ProgressReportsALoop) {
+  Result r = tsl("-c " + quote("total = 0\n"
+                               "for i in progress(range(20), desc='work'):\n"
+                               "    total += i\n"
+                               "print(total)\n"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "190\n");
+  EXPECT_NE(r.err.find("work:  10%|##                  | 2/20"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("work: 100%|####################| 20/20"), std::string::npos) << r.err;
+  size_t lines = 0;
+  for (char c : r.err) lines += c == '\n';
+  EXPECT_EQ(lines, 10u) << r.err;  // 10%, ..., 90% and the end
+  Result bad = tsl("-c " + quote("x = progress(range(3))\n"));
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("progress() is a for loop's iterable"), std::string::npos) << bad.err;
+}
