@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include "frontend/compilation_unit.h"
 #include "frontend/emitter.h"
@@ -37,34 +39,69 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-const char* kHelp =
-    "TSL REPL. Type code to run it; a block (def, if, for, ...) ends at a blank line.\n"
-    "Meta-commands:\n"
-    "  :help            this text\n"
-    "  :vars            the variables and functions of this session, with their types\n"
-    "  :type EXPR       the static type of an expression (without running it)\n"
-    "  :graph NAME      the IR of function NAME (also :ir NAME)\n"
-    "  :grad NAME       the gradient graph of NAME for its Tensor parameters: the\n"
-    "                   forward with its captured values, then the backward\n"
-    "  :opt NAME        NAME's graph after the pipeline and fusion (what runs);\n"
-    "                   :opt grad NAME its gradient graph optimized\n"
-    "  :passes NAME     the pipeline pass by pass, fuse last: the graph after each pass that\n"
-    "                   changed it, lines marked - (gone) and + (new); also :passes grad NAME\n"
-    "  :time STMT       run STMT, then its wall time (compile and run)\n"
-    "  :profile STMT    run STMT, then the time per op kind and the slowest nodes\n"
-    "  :code NAME       the register program NAME runs (registers, instructions, where\n"
-    "                   each value is freed); :code grad NAME the two-stage program of\n"
-    "                   its gradient (stage 0 forward, stage 1 backward)\n"
-    "  :memplan NAME    NAME's memory plan, made from its first run: each intermediate's\n"
-    "                   lifetime and offset in one arena, and the arena over time\n"
-    "  :dot NAME        Graphviz DOT of NAME's graph; :dot grad NAME of its gradient\n"
-    "                   graph (also written to NAME.svg when Graphviz's dot is installed)\n"
-    "  :load FILE       run a script in this session\n"
-    "  :reload MODULE   run an imported TSL module (import MODULE) again from its file;\n"
-    "                   names taken by `from MODULE import ...` follow (importing it\n"
-    "                   again also reloads it when the file changed)\n"
-    "  :reset           forget every variable, function and import\n"
-    "  :quit            leave (also Ctrl-D)\n";
+// The meta-commands: `:help` lists them all, `:help CMD` one (with or without ':').
+struct CommandHelp {
+  const char* name;  // ":grad"
+  const char* text;  // its lines, the first one starting with the name
+};
+constexpr CommandHelp kCommands[] = {
+    {":help", "  :help [CMD]      this text, or the help of one command (:help grad)\n"},
+    {":vars",
+     "  :vars            the variables and functions of this session: types, tensor\n"
+     "                   shapes, dtypes and devices, values of numbers and strings\n"},
+    {":type", "  :type EXPR       the static type of an expression (without running it)\n"},
+    {":graph", "  :graph NAME      the IR of function NAME (also :ir NAME)\n"},
+    {":grad",
+     "  :grad NAME       the gradient graph of NAME for its Tensor parameters: the\n"
+     "                   forward with its captured values, then the backward\n"},
+    {":opt",
+     "  :opt NAME        NAME's graph after the pipeline and fusion (what runs);\n"
+     "                   :opt grad NAME its gradient graph optimized\n"},
+    {":passes",
+     "  :passes NAME     the pipeline pass by pass, fuse last: the graph after each pass that\n"
+     "                   changed it, lines marked - (gone) and + (new); also :passes grad NAME\n"},
+    {":time",
+     "  :time STMT       run STMT repeatedly, as IPython's %timeit: the first run (compile\n"
+     "                   and run), then enough runs for about 0.2 s (at least 3, at most\n"
+     "                   1000), and their min, median and max\n"},
+    {":profile", "  :profile STMT    run STMT, then the time per op kind and the slowest nodes\n"},
+    {":code",
+     "  :code NAME       the register program NAME runs (registers, instructions, where\n"
+     "                   each value is freed); :code grad NAME the two-stage program of\n"
+     "                   its gradient (stage 0 forward, stage 1 backward)\n"},
+    {":memplan",
+     "  :memplan NAME    NAME's memory plan, made from its first run: each intermediate's\n"
+     "                   lifetime and offset in one arena, and the arena over time\n"},
+    {":dot",
+     "  :dot NAME        Graphviz DOT of NAME's graph; :dot grad NAME of its gradient\n"
+     "                   graph (also written to NAME.svg when Graphviz's dot is installed)\n"},
+    {":load", "  :load FILE       run a script in this session\n"},
+    {":reload",
+     "  :reload MODULE   run an imported TSL module (import MODULE) again from its file;\n"
+     "                   names taken by `from MODULE import ...` follow (importing it\n"
+     "                   again also reloads it when the file changed)\n"},
+    {":reset", "  :reset           forget every variable, function and import\n"},
+    {":quit", "  :quit            leave (also Ctrl-D)\n"},
+};
+
+void show_help(const std::string& what, std::ostream& out, std::ostream& err) {
+  if (what.empty()) {
+    out << "TSL REPL. Type code to run it; a block (def, if, for, ...) ends at a blank line.\n"
+           "Meta-commands:\n";
+    for (const CommandHelp& c : kCommands) out << c.text;
+    return;
+  }
+  std::string name = what[0] == ':' ? what : ":" + what;
+  if (name == ":ir") name = ":graph";
+  if (name == ":q" || name == ":exit") name = ":quit";
+  for (const CommandHelp& c : kCommands) {
+    if (name == c.name) {
+      out << c.text;
+      return;
+    }
+  }
+  err << "no command " << name << " (:help lists them)\n";
+}
 
 // Runs `fn` (one input, one meta-command) and reports any error it throws, internal
 // ones included: the session always survives.
@@ -110,11 +147,40 @@ void write_svg(const std::string& dot_text, const std::string& name, std::ostrea
   if (std::system(cmd.c_str()) == 0) out << "(drawn to " << base << ".svg)\n";
 }
 
+// One line per variable, names aligned: its type, then what a reader wants to know of
+// its value (a tensor's shape, dtype, device and whether it requires grad; a number's
+// or a string's value; a container's length).
+std::string describe_value(const IValue& v, const TypePtr& type) {
+  if (v.is_tensor() && v.tensor_impl()) {
+    const Tensor t = v.to_tensor();
+    std::string d = "Tensor" + shape_str(t.sizes()) + " " + std::string(dtype_name(t.dtype()));
+    if (!t.device().is_cpu()) d += " on " + t.device().str();
+    if (t.requires_grad()) d += ", requires grad";
+    return d;
+  }
+  std::string type_text = type ? strip_refinements(type)->str() : "?";
+  if (v.is_int() || v.is_double() || v.is_bool() || v.is_str() || v.is_none()) {
+    std::string r = v.repr();
+    if (r.size() > 60) r = r.substr(0, 57) + "...";
+    return type_text + " = " + r;
+  }
+  if (v.is_list())
+    return type_text + " (" + std::to_string(v.to_list().elements.size()) + " items)";
+  return type_text;
+}
+
 void show_vars(CompilationUnit& unit, std::ostream& out) {
   // Names of imported modules are qualified ("nn.linear"; Note [Modules]): not shown.
+  auto shown = [](const std::string& name) {
+    return name != "argv" && name.find('.') == std::string::npos;
+  };
+  size_t width = 0;
+  for (const auto& [name, g] : unit.globals())
+    if (shown(name)) width = std::max(width, name.size());
   for (const auto& [name, g] : unit.globals()) {
-    if (name == "argv" || name.find('.') != std::string::npos) continue;
-    out << name << " : " << (g.type ? strip_refinements(g.type)->str() : "?") << "\n";
+    if (!shown(name)) continue;
+    out << name << std::string(width - name.size(), ' ') << " : " << describe_value(g.value, g.type)
+        << "\n";
   }
   for (const auto& [name, decl] : unit.functions()) {
     if (name.find('.') != std::string::npos) continue;
@@ -191,6 +257,50 @@ void run_reporting(CompilationUnit& unit, SourcePtr source, bool repl_mode, std:
   }
 }
 
+// :time STMT, as IPython's %timeit: the first run (compile and run), then repeated
+// runs until about 0.2 s have passed (at least 3, at most 1000, stopping at an error
+// or Ctrl-C), reported as min, median and max.
+void time_statement(CompilationUnit& unit, const std::string& stmt, std::ostream& out,
+                    std::ostream& err) {
+  using Clock = std::chrono::steady_clock;
+  auto source = std::make_shared<Source>("<repl>", stmt + "\n");
+  auto run_once = [&](double& ms) {
+    auto t0 = Clock::now();
+    try {
+      unit.run_source(source, false);
+    } catch (const SourceError& e) {
+      err << e.render();
+      return false;
+    } catch (const Error& e) {
+      err << "error: " << e.what() << "\n";
+      return false;
+    }
+    ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    return true;
+  };
+  double first = 0;
+  if (!run_once(first)) return;
+  std::vector<double> times;
+  double total = 0;
+  while (times.size() < 1000 && (times.size() < 3 || total < 200.0) &&
+         !g_interrupt_requested.load()) {
+    double ms = 0;
+    if (!run_once(ms)) return;
+    times.push_back(ms);
+    total += ms;
+  }
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "first run %.3f ms (compile and run)", first);
+  out << buf;
+  if (!times.empty()) {
+    std::sort(times.begin(), times.end());
+    std::snprintf(buf, sizeof buf, "; %zu runs: min %.3f ms, median %.3f ms, max %.3f ms",
+                  times.size(), times.front(), times[times.size() / 2], times.back());
+    out << buf;
+  }
+  out << "\n";
+}
+
 // :code f (the Code a call runs) and :code grad f (its gradient's two-stage Code).
 void show_code(CompilationUnit& unit, const std::string& rest, std::ostream& out,
                std::ostream& err) {
@@ -215,7 +325,7 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
   rest = trim(rest);
   if (cmd == ":quit" || cmd == ":q" || cmd == ":exit") return false;
   if (cmd == ":help" || cmd == ":h") {
-    out << kHelp;
+    show_help(rest, out, err);
   } else if (cmd == ":vars") {
     show_vars(unit, out);
   } else if (cmd == ":type") {
@@ -266,12 +376,7 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
       err << ":time needs a statement (:time y = f(x))\n";
       return true;
     }
-    auto t0 = std::chrono::steady_clock::now();
-    run_reporting(unit, std::make_shared<Source>("<repl>", rest + "\n"), true, err);
-    std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - t0;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "time: %.3f ms (compile and run)\n", ms.count());
-    out << buf;
+    time_statement(unit, rest, out, err);
   } else if (cmd == ":memplan") {
     FunctionDecl* decl = find_function_or_report(unit, rest, err);
     if (!decl) return true;

@@ -57,11 +57,52 @@ TEST(Repl, MetaCommands) {
   Session s =
       run("x = 1.5\ndef g(t: Tensor) -> Tensor:\n    return t * 2.0\n\n:vars\n:type x + 1\n:graph "
           "g\n:frob\n");
-  EXPECT_NE(s.out.find("x : float\n"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("x : float = 1.5\n"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("g(t: Tensor) -> Tensor\n"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("float\n"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("graph g(%t : Tensor)"), std::string::npos) << s.out;
   EXPECT_NE(s.err.find("unknown command :frob"), std::string::npos) << s.err;
+}
+
+// :vars shows each variable's type and what matters of its value, names aligned; the
+// names of imported modules stay out.
+TEST(Repl, VarsShowShapesDtypesAndValues) {
+  Session s =
+      run("import torch\nw = torch.ones(3, 4, requires_grad=True)\nn = 7\nlabel = 'run'\n"
+          "xs = [w, w]\nd = torch.zeros(2, dtype=torch.float64)\n:vars\n");
+  EXPECT_EQ(s.err, "");
+  EXPECT_NE(s.out.find("w     : Tensor[3, 4] float32, requires grad\n"), std::string::npos)
+      << s.out;
+  EXPECT_NE(s.out.find("d     : Tensor[2] float64\n"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("n     : int = 7\n"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("label : str = 'run'\n"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("xs    : List[Tensor] (2 items)\n"), std::string::npos) << s.out;
+}
+
+// :help CMD shows one command's help, with or without its colon.
+TEST(Repl, HelpOfOneCommand) {
+  Session s = run(":help grad\n:help :time\n:help frob\n");
+  EXPECT_EQ(s.out.rfind("  :grad NAME", 0), 0u) << s.out;
+  EXPECT_NE(s.out.find("  :time STMT"), std::string::npos) << s.out;
+  EXPECT_EQ(s.out.find(":vars"), std::string::npos) << s.out;  // not the whole list
+  EXPECT_NE(s.err.find("no command :frob (:help lists them)"), std::string::npos) << s.err;
+  Session all = run(":help\n");
+  EXPECT_NE(all.out.find(":reload MODULE"), std::string::npos) << all.out;
+}
+
+// :time runs the statement repeatedly (%timeit) and reports min, median and max; an
+// error stops it after one report.
+TEST(Repl, TimeRepeatsTheStatement) {
+  Session s = run("n = 0\n:time n += 1\nn\n:time m = 1 + 'a'\n");
+  EXPECT_NE(s.out.find("first run "), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find(" runs: min "), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find(", median "), std::string::npos) << s.out;
+  // The statement ran the first time and at least 3 more.
+  size_t at = s.out.find("\n", s.out.find("max "));
+  ASSERT_NE(at, std::string::npos) << s.out;
+  EXPECT_GE(std::stoi(s.out.substr(at + 1)), 4) << s.out;
+  EXPECT_NE(s.err.find("unsupported operand types for +: int and str"), std::string::npos) << s.err;
+  EXPECT_EQ(s.err.find("unsupported", s.err.find("unsupported") + 1), std::string::npos) << s.err;
 }
 
 TEST(Repl, GradShowsTheForwardAndBackwardGraphs) {
@@ -196,8 +237,9 @@ TEST(Repl, OptAndPassesTakeGradientTransforms) {
 
 TEST(Repl, TimeRunsAStatementAndShowsItsWallTime) {
   Session s = run("x = 3\n:time y = x * 2\ny\n:time\n");
-  EXPECT_EQ(s.out.rfind("time: ", 0), 0u) << s.out;
-  EXPECT_NE(s.out.find(" ms (compile and run)\n6\n"), std::string::npos) << s.out;
+  EXPECT_EQ(s.out.rfind("first run ", 0), 0u) << s.out;
+  EXPECT_NE(s.out.find(" ms (compile and run); "), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find(" ms\n6\n"), std::string::npos) << s.out;
   EXPECT_NE(s.err.find(":time needs a statement"), std::string::npos) << s.err;
 }
 
