@@ -229,7 +229,8 @@ Sugared Emitter::sugared_attribute(const Sugared& base, const ast::Attribute& a)
         s.name = "Tensor";
         return s;
       }
-      if (!ops_named(attr, opflags::TORCH).empty() || attr == "no_grad" || is_transform(attr)) {
+      if (!ops_named(attr, opflags::TORCH).empty() || attr == "no_grad" || is_transform(attr) ||
+          attr == "addcmul" || attr == "addcdiv") {
         s.kind = Sugared::Kind::Builtin;
         s.name = attr;
         s.namespace_flag = opflags::TORCH;
@@ -1224,6 +1225,14 @@ Value* Emitter::emit_builtin_call(const Sugared& callee, std::vector<CallArg> ar
     return graph_.insert_op(name == "time.time" ? OpId::time : OpId::perf_counter, {},
                             Type::float_(), range);
   }
+  if ((name == "addcmul" || name == "addcdiv") && space == opflags::TORCH) {
+    // torch.addcmul(input, tensor1, tensor2, *, value=1): the method on input.
+    if (args.empty() || !args[0].name.empty() || !args[0].value->type()->is_tensor())
+      compile_error(range, "torch." + name + "() takes input, tensor1, tensor2 and value=");
+    Value* self = args[0].value;
+    args.erase(args.begin());
+    return emit_addc(self, name, args, range);
+  }
   if (name == "os.path.exists") {
     if (args.size() != 1 || !args[0].name.empty() || args[0].value->type()->kind() != TypeKind::Str)
       compile_error(range, "os.path.exists() takes one argument, a str path");
@@ -1334,6 +1343,8 @@ Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vect
                                        "() is not supported by TSL's eager tape (read the "
                                        "gradient of an intermediate with backward(inputs=[h]))");
     }
+    if (name == "addcmul" || name == "addcmul_" || name == "addcdiv" || name == "addcdiv_")
+      return emit_addc(self, name, args, range);
     const std::vector<OpId>& candidates = ops_named(name, opflags::METHOD);
     std::vector<OpId> tensor_methods;
     for (OpId op : candidates) {
@@ -1360,6 +1371,46 @@ Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vect
     compile_error(c.func->range, "str has no method '" + name + "' in TSL");
   }
   compile_error(c.func->range, "'" + t->str() + "' has no method '" + name + "'");
+}
+
+// Tensor.addcmul(tensor1, tensor2, *, value=1) = self + value * tensor1 * tensor2 and
+// addcdiv = self + value * (tensor1 / tensor2), with their in-place forms (torch.optim's
+// Adam uses addcmul_ and addcdiv_): the ops they are made of, in PyTorch's order of
+// evaluation ((value * t1) * t2, value * (t1 / t2)), so they differentiate as those.
+Value* Emitter::emit_addc(Value* self, const std::string& name, const std::vector<CallArg>& args,
+                          const SourceRange& range) {
+  const bool div = name.starts_with("addcdiv");
+  const std::string base = div ? "addcdiv" : "addcmul";
+  Value* t1 = nullptr;
+  Value* t2 = nullptr;
+  Value* value = nullptr;
+  size_t positional = 0;
+  for (const CallArg& a : args) {
+    Value*& slot = a.name.empty()        ? (positional++ == 0 ? t1 : t2)
+                   : a.name == "tensor1" ? t1
+                   : a.name == "tensor2" ? t2
+                                         : value;
+    if ((a.name.empty() && positional > 2) ||
+        (!a.name.empty() && a.name != "tensor1" && a.name != "tensor2" && a.name != "value") ||
+        slot) {
+      compile_error(a.range, "Tensor." + name + "() takes tensor1, tensor2 and value= (" + base +
+                                 "(tensor1, tensor2, *, value=1))");
+    }
+    slot = a.value;
+  }
+  if (!t1 || !t2) {
+    compile_error(range, "Tensor." + name + "() takes tensor1, tensor2 and value= (" + base +
+                             "(tensor1, tensor2, *, value=1))");
+  }
+  if (value && !value->type()->is_number()) {
+    compile_error(range,
+                  "Tensor." + name + "(): value must be a number, not " + value->type()->str());
+  }
+  Value* term = div ? emit_binary(ast::BinOp::Div, t1, t2, range) : t1;
+  if (value) term = emit_binary(ast::BinOp::Mul, value, term, range);
+  if (!div) term = emit_binary(ast::BinOp::Mul, term, t2, range);
+  if (name.back() == '_') return emit_inplace(ast::BinOp::Add, self, term, range);
+  return emit_binary(ast::BinOp::Add, self, term, range);
 }
 
 // ---- Subscripts

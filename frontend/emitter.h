@@ -262,6 +262,8 @@ class Emitter {
   Sugared sugar_import(const ImportedName& imp);
   Value* emit_sugared_call(const Sugared& callee, const ast::Call& c);
   const ast::Expr* progress_iterable(const ast::Expr& iter, Value*& desc);
+  Value* emit_addc(Value* self, const std::string& name, const std::vector<CallArg>& args,
+                   const SourceRange& range);
   bool repl_mode_ = false;
   std::vector<std::unique_ptr<Scope>> scopes_;
   Scope* scope_ = nullptr;

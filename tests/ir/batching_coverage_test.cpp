@@ -48,6 +48,8 @@ const std::map<std::string, std::string>& without_rule() {
        "a dict holding batched tensors is not batched: vmap forwards the reads of a dict literal "
        "and refuses the rest (compile error)"},
       {"normal.Tensor", "random: functorch refuses random ops under vmap by default"},
+      {"plot", "draws a picture (a side effect): vmap of a function that plots is an error"},
+      {"plot.list", "draws a picture (a side effect): vmap of a function that plots is an error"},
   };
   return ops;
 }
