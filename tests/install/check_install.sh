@@ -54,7 +54,10 @@ fi
 (cd "$build" && cpack -G DEB -B "$work/pkg" > "$work/cpack.log") ||
   { cat "$work/cpack.log"; echo "FAIL: cpack"; exit 1; }
 deb="$(ls "$work"/pkg/tsl_*.deb)"
-dpkg-deb -I "$deb" | grep -q "Depends: libc6" || { echo "FAIL: no Depends in $deb"; exit 1; }
+# (Not `dpkg-deb -I | grep -q`: grep's early exit can kill dpkg-deb with SIGPIPE, which
+# pipefail reports as a failure.)
+info="$(dpkg-deb -I "$deb")"
+grep -q "Depends: libc6" <<< "$info" || { echo "FAIL: no Depends in $deb:"; echo "$info"; exit 1; }
 dpkg-deb -x "$deb" "$work/root"
 test -f "$work/root/usr/share/tsl/stdlib/optim.tsl" || { echo "FAIL: the package has no stdlib"; exit 1; }
 check "the .deb ($(basename "$deb"))" "$work/root/usr/bin/tsl"
