@@ -266,14 +266,16 @@ Sym d_atan2_other(const RuleContext& c) {
 
 // maximum/minimum: the larger (smaller) side takes the gradient; ties split it. As
 // PyTorch's, each side is masked out only where it is strictly beaten, so with a NaN
-// operand both sides take the whole gradient.
+// operand both sides take the whole gradient. The partials are in the output's dtype:
+// a where of Python floats is float32, and a 0-dim float64 tangent times it would
+// promote to float32 (jvp of maximum(ones(2, float64), x.sum())).
 Sym d_max_self(const RuleContext& c) {
   Sym a = c.input(0), b = c.input(1);
-  return where(eq(a, b), 0.5, where(lt(a, b), 0.0, 1.0));
+  return to_dtype(where(eq(a, b), 0.5, where(lt(a, b), 0.0, 1.0)), dtype_of(c.output()));
 }
 Sym d_max_other(const RuleContext& c) {
   Sym a = c.input(0), b = c.input(1);
-  return where(eq(a, b), 0.5, where(gt(a, b), 0.0, 1.0));
+  return to_dtype(where(eq(a, b), 0.5, where(gt(a, b), 0.0, 1.0)), dtype_of(c.output()));
 }
 Sym d_min_self(const RuleContext& c) { return d_max_other(c); }
 Sym d_min_other(const RuleContext& c) { return d_max_self(c); }
