@@ -151,10 +151,14 @@ void CompilationUnit::define_function(const std::shared_ptr<ast::Module>& module
   imports_.erase(decl->name);
   functions_[decl->name] = std::move(decl);
   ++generation_;
-  // Every compiled version is of an older generation now and is never used again (a
-  // function is compiled anew for the current one): drop them, or a REPL session that
-  // redefines a function keeps every version of every function and transform compiled
-  // since (a redefined f with grad(f) called after each definition: ~44 KB each).
+  drop_stale_versions();
+}
+
+// Every compiled version is of an older generation now and is never used again (a
+// function is compiled anew for the current one): drop them, or a REPL session that
+// redefines a function keeps every version of every function and transform compiled
+// since (a redefined f with grad(f) called after each definition: ~44 KB each).
+void CompilationUnit::drop_stale_versions() {
   for (const auto& [name, d] : functions_) d->compiled.clear();
   for (const auto& d : transforms_) d->compiled.clear();
   for (const auto& [name, d] : builtin_values_) d->compiled.clear();

@@ -212,6 +212,9 @@ class CompilationUnit {
   void define_function(const std::shared_ptr<ast::Module>& module, const ast::FunctionDef& def);
   // Drops the transforms of functions that were redefined, unless a variable holds one.
   void prune_transforms();
+  // After a def or a reload: drops every compiled version (all of an older generation)
+  // and the transforms no name reaches.
+  void drop_stale_versions();
   std::shared_ptr<FunctionDecl> declare(const std::shared_ptr<ast::Module>& module,
                                         const ast::FunctionDef& def);
   std::map<std::string, std::shared_ptr<FunctionDecl>> builtin_values_;

@@ -138,13 +138,7 @@ Sugared Emitter::resolve_name(const ast::Name& n) {
     // A function value: calls are resolved statically through its type.
     return sugar_value(read_variable(id, n.range));
   }
-  if (FunctionDecl* fn = unit_.find_function(q)) {
-    Sugared s;
-    s.kind = Sugared::Kind::UserFunction;
-    s.function = fn;
-    s.name = id;
-    return s;
-  }
+  if (FunctionDecl* fn = unit_.find_function(q)) return user_function(fn, id);
   if (const ImportedName* imp = unit_.find_import(q)) return sugar_import(*imp);
   if (id == "True" || id == "False") {
     Sugared s;
@@ -160,6 +154,14 @@ Sugared Emitter::resolve_name(const ast::Name& n) {
     return s;
   }
   undefined_name(id, n.range);
+}
+
+Sugared Emitter::user_function(FunctionDecl* fn, const std::string& name) {
+  Sugared s;
+  s.kind = Sugared::Kind::UserFunction;
+  s.function = fn;
+  s.name = name;
+  return s;
 }
 
 Sugared Emitter::sugar_import(const ImportedName& imp) {
@@ -187,13 +189,7 @@ Sugared Emitter::sugared_attribute(const Sugared& base, const ast::Attribute& a)
   if (base.kind == Sugared::Kind::Module && unit_.is_user_module(base.name)) {
     // `nn.linear`: a name of a TSL module, kept under its qualified name.
     std::string q = base.name + "." + attr;
-    if (FunctionDecl* fn = unit_.find_function(q)) {
-      Sugared s;
-      s.kind = Sugared::Kind::UserFunction;
-      s.function = fn;
-      s.name = q;
-      return s;
-    }
+    if (FunctionDecl* fn = unit_.find_function(q)) return user_function(fn, q);
     if (unit_.find_global(q)) {
       Sugared s;
       s.value = read_under_no_grad(global_input(q, a.range), a.range);

@@ -260,6 +260,7 @@ class Emitter {
   // The top-level name of a qualified global of this module ("nn._EPS" -> "_EPS").
   std::string unqualified(const std::string& q) const;
   Sugared sugar_import(const ImportedName& imp);
+  Sugared user_function(FunctionDecl* fn, const std::string& name);
   Value* emit_sugared_call(const Sugared& callee, const ast::Call& c);
   const ast::Expr* progress_iterable(const ast::Expr& iter, Value*& desc);
   Value* emit_addc(Value* self, const std::string& name, const std::vector<CallArg>& args,

@@ -180,13 +180,10 @@ void CompilationUnit::reload_module(const std::string& name, const SourceRange& 
   // their next call (a new generation); the old declarations go with the names.
   forget_module(name);
   run_module_file(name, path, use);
-  for (const auto& [fname, d] : functions_) d->compiled.clear();
-  for (const auto& d : transforms_) d->compiled.clear();
-  for (const auto& [bname, d] : builtin_values_) d->compiled.clear();
   for (const FromImport& f : from_imports_) {
     if (f.module == name) bind_from(f.module, f.name, f.bind, f.use);
   }
-  prune_transforms();
+  drop_stale_versions();
 }
 
 }  // namespace tsl
