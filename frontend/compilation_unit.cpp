@@ -11,6 +11,8 @@
 #include "ir/autodiff/differentiate.h"
 #include "ir/autodiff/forward_mode.h"
 #include "ir/dot.h"
+#include "ir/passes/constant_folding.h"
+#include "ir/passes/dead_code_elimination.h"
 #include "ir/passes/fuse_elementwise.h"
 #include "ir/passes/inline_calls.h"
 #include "ir/passes/pipeline.h"
@@ -291,7 +293,8 @@ IValue evaluate_default(CompilationUnit& unit, const ast::Expr& e, const TypePtr
 }
 
 const FunctionDecl::Compiled& CompilationUnit::compile_function(FunctionDecl& decl,
-                                                                const SourceRange& use) {
+                                                                const SourceRange& use,
+                                                                const ConstantArgs& constants) {
   for (FunctionDecl* f : compiling_) {
     if (f == &decl) {
       compile_error(use, "recursive call of '" + decl.name +
@@ -299,7 +302,7 @@ const FunctionDecl::Compiled& CompilationUnit::compile_function(FunctionDecl& de
                              "(as in TorchScript); use a loop");
     }
   }
-  if (decl.transform) return compile_transform(decl, use);
+  if (decl.transform) return compile_transform(decl, use, constants);
   for (const auto& c : decl.compiled) {
     if (c.generation != generation_) continue;
     bool same = true;
@@ -459,7 +462,7 @@ std::string CompilationUnit::graph_text(FunctionDecl& decl, const SourceRange& u
   if ((view == GraphView::AsWritten && !batched) || decl.transform->kind == "vjp_fn") {
     return gradient_text(*decl.transform->inner, decl.transform->argnums, use, false, view);
   }
-  return view_text(compile_transform(decl, use).function->graph(), view, {.with_lines = true});
+  return view_text(compile_transform(decl, use, {}).function->graph(), view, {.with_lines = true});
 }
 
 FunctionDecl* CompilationUnit::resolve_function(const std::string& name) {
@@ -583,13 +586,62 @@ bool flatten_tuple_result(Graph& g) {
 
 }  // namespace
 
+namespace {
+
+bool same_constants(const ConstantArgs& a, const ConstantArgs& b) {
+  size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    const std::optional<IValue>* x = i < a.size() ? &a[i] : nullptr;
+    const std::optional<IValue>* y = i < b.size() ? &b[i] : nullptr;
+    bool hx = x && x->has_value(), hy = y && y->has_value();
+    if (hx != hy) return false;
+    if (hx && (*x)->to_str() != (*y)->to_str()) return false;
+  }
+  return true;
+}
+
+// Note [Transforms of constant modes]
+// A gradient rule needs a mode such as mse_loss's reduction as a constant (the
+// gradient's shape and formula depend on it), but a function often takes it as a
+// parameter: `def loss(x, red: str): return F.mse_loss(x, y, reduction=red)` with
+// `grad(loss)(x, "sum")`. So a transform is compiled once per set of constant str
+// arguments its calls pass: in that version the forward's str parameters are those
+// constants, folded (`if red == "mean":` too) before it is differentiated. The
+// parameters stay in the signature, so every version is called alike. A transform whose
+// parameters are its inner function's (grad, vmap, hessian, ...) passes the constants
+// on, so grad(grad(loss))(x, "sum") specializes both.
+void bind_constant_args(Graph& forward, const ConstantArgs& constants, const SourceRange& use) {
+  bool any = false;
+  InsertPointGuard at(forward, forward.block()->param_node()->next());
+  for (size_t i = 0; i < constants.size() && i < forward.inputs().size(); ++i) {
+    if (!constants[i]) continue;
+    Value* param = forward.inputs()[i];
+    Value* k = forward.insert_constant(*constants[i], Type::str_(), use);
+    if (param->type()->kind() == TypeKind::Optional) {
+      k = forward.insert_op(OpId::to_optional, {k}, param->type(), use);
+    }
+    param->replace_all_uses_with(k);
+    any = true;
+  }
+  if (any) {
+    fold_constants(forward);
+    eliminate_dead_code(forward);
+  }
+}
+
+}  // namespace
+
 const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& decl,
-                                                                 const SourceRange& use) {
+                                                                 const SourceRange& use,
+                                                                 const ConstantArgs& constants) {
   const FunctionDecl::Transform& t = *decl.transform;
-  const FunctionDecl::Compiled& inner = compile_function(*t.inner, use);
+  // The inner function's own parameters line up with the transform's when their names do.
+  bool mirrors = t.inner->param_names == decl.param_names;
+  const FunctionDecl::Compiled& inner =
+      compile_function(*t.inner, use, mirrors ? constants : ConstantArgs{});
   for (const auto& c : decl.compiled) {
     if (c.generation == generation_ && c.function.get() && c.hidden_types == inner.hidden_types &&
-        c.hidden_globals == inner.hidden_globals)
+        c.hidden_globals == inner.hidden_globals && same_constants(c.constant_args, constants))
       return c;
   }
   const TypePtr& returns = inner.return_type;
@@ -610,6 +662,9 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
   inline_calls(*forward, [](const Node* call) {
     return &static_cast<Function&>(call->attr("fn").to_object()).graph();
   });
+  // An inner transform's graph was specialized already, and its parameters need not be
+  // the forward's inputs in order.
+  if (!t.inner->transform) bind_constant_args(*forward, constants, use);
   std::shared_ptr<Graph> result;
   if (t.kind == "vjp_fn") {
     compile_error(use, "internal: vjp_fn is called through its closure");
@@ -619,7 +674,7 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
   } else if (t.kind == "vjp") {
     result = vjp_graph(*forward, t, use);
   } else if (t.kind == "hessian") {
-    result = hessian_of(*forward, t, use);
+    result = hessian_of(*forward, t, use, mirrors ? constants : ConstantArgs{});
   } else if (t.kind == "vmap") {
     result = vmap_transform_graph(*forward, t, returns, use);
   } else if (t.kind == "jacrev") {
@@ -641,6 +696,7 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
   c.hidden_globals = inner.hidden_globals;
   c.hidden_types = inner.hidden_types;
   c.generation = generation_;
+  c.constant_args = constants;
   decl.compiled.push_back(std::move(c));
   return decl.compiled.back();
 }

@@ -29,6 +29,10 @@ struct GlobalVar {
   TypePtr type;  // static type (refined from the value when read)
 };
 
+// Per parameter, the constant str a call passes, or nullopt (see Note [Transforms of
+// constant modes] in compilation_unit.cpp).
+using ConstantArgs = std::vector<std::optional<IValue>>;
+
 // A `def`: its AST, signature and compiled versions.
 struct FunctionDecl {
   std::string name;                     // qualified: "nn.linear" for a module's function
@@ -69,6 +73,9 @@ struct FunctionDecl {
     std::vector<std::string> hidden_globals;  // extra graph inputs, after the params
     std::vector<TypePtr> hidden_types;
     uint64_t generation = 0;
+    // A transform's version specialized for constant str arguments (Note [Transforms
+    // of constant modes]): one entry per parameter, the constant or nullopt.
+    ConstantArgs constant_args = {};
   };
   std::vector<Compiled> compiled;
 };
@@ -144,7 +151,10 @@ class CompilationUnit {
   const ImportedName* find_import(const std::string& name) const;
   // Compiles `decl` for the current global types (or returns the cached version);
   // detects recursion.
-  const FunctionDecl::Compiled& compile_function(FunctionDecl& decl, const SourceRange& use);
+  // `constants`: for a transform, the call's constant str arguments (Note [Transforms of
+  // constant modes]); ignored for a `def`.
+  const FunctionDecl::Compiled& compile_function(FunctionDecl& decl, const SourceRange& use,
+                                                 const ConstantArgs& constants = {});
 
   // The declaration behind a function name (shared, so transforms can hold it).
   std::shared_ptr<FunctionDecl> function_ptr(const FunctionDecl* decl);
@@ -231,7 +241,8 @@ class CompilationUnit {
   void forget_from_import(const std::string& bind) {
     std::erase_if(from_imports_, [&](const FromImport& f) { return f.bind == bind; });
   }
-  const FunctionDecl::Compiled& compile_transform(FunctionDecl& decl, const SourceRange& use);
+  const FunctionDecl::Compiled& compile_transform(FunctionDecl& decl, const SourceRange& use,
+                                                  const ConstantArgs& constants);
   std::shared_ptr<Graph> grad_graph(const Graph& forward, const FunctionDecl::Transform& t);
   std::shared_ptr<Graph> vjp_graph(const Graph& forward, const FunctionDecl::Transform& t,
                                    const SourceRange& use);
@@ -248,7 +259,7 @@ class CompilationUnit {
   std::shared_ptr<Graph> jacfwd_graph(const Graph& forward, const FunctionDecl::Transform& t,
                                       const SourceRange& use);
   std::shared_ptr<Graph> hessian_of(const Graph& forward, const FunctionDecl::Transform& t,
-                                    const SourceRange& use);
+                                    const SourceRange& use, const ConstantArgs& constants);
 
   std::map<std::string, GlobalVar> globals_;
   std::map<std::string, std::shared_ptr<FunctionDecl>> functions_;

@@ -1195,7 +1195,20 @@ Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& a
         constant(d, d.is_none() ? Type::none() : type_of_value(d, decl.param_types[i]), range);
     inputs[i] = convert_to(v, decl.param_types[i], range, "default");
   }
-  const FunctionDecl::Compiled& compiled = unit_.compile_function(decl, range);
+  // A transform is specialized for the constant str arguments it is called with (Note
+  // [Transforms of constant modes] in compilation_unit.cpp).
+  ConstantArgs constants;
+  if (decl.transform) {
+    constants.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const Value* v = inputs[i];
+      if (v->node()->op() == OpId::to_optional) v = v->node()->input(0);
+      if (v->node()->op() == OpId::Constant && v->type()->kind() == TypeKind::Str) {
+        constants[i] = v->node()->attr("value");
+      }
+    }
+  }
+  const FunctionDecl::Compiled& compiled = unit_.compile_function(decl, range, constants);
   for (const std::string& g : compiled.hidden_globals) {
     Value* v = nullptr;
     if (mode_ == Mode::TopLevel && g == qualified(unqualified(g))) {

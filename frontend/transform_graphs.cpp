@@ -306,11 +306,12 @@ std::shared_ptr<Graph> CompilationUnit::jacfwd_graph(const Graph& forward,
 // instead, one jvp of grad(f) per basis vector in a loop (TSL's hessian before vmap).
 std::shared_ptr<Graph> CompilationUnit::hessian_of(const Graph& forward,
                                                    const FunctionDecl::Transform& t,
-                                                   const SourceRange& use) {
+                                                   const SourceRange& use,
+                                                   const ConstantArgs& constants) {
   auto rev = make_transform("jacrev", t.inner, t.argnums, t.argnums_tuple, use);
   auto fwd = make_transform("jacfwd", rev, t.argnums, t.argnums_tuple, use);
   try {
-    return compile_function(*fwd, use).function->graph().clone();
+    return compile_function(*fwd, use, constants).function->graph().clone();
   } catch (const SourceError& e) {
     bool unbatchable = e.message().rfind("vmap", 0) == 0;
     if (!unbatchable || t.argnums_tuple) throw;

@@ -63,12 +63,14 @@ Sym apply_with_input(const RuleContext& c, size_t i, Sym replacement) {
 std::string constant_mode(const RuleContext& c, size_t i, std::string_view what) {
   const IValue* k = c.constant_input(i);
   if (!k || !k->is_str()) {
+    // A str parameter of a transformed function is a constant when the call passes a
+    // literal (Note [Transforms of constant modes] in frontend/compilation_unit.cpp).
+    std::string w(what);
     compile_error(c.node()->range(), "no gradient for " +
                                          std::string(c.node()->info().base_name()) + " with a " +
-                                         std::string(what) +
-                                         " that is not a constant string (pass it as a literal, "
-                                         "e.g. " +
-                                         std::string(what) + "='sum')");
+                                         w + " known only at run time (pass a literal, " + w +
+                                         "='...', also through a str parameter of the "
+                                         "function: grad(f)(x, '...'))");
   }
   return k->to_str();
 }

@@ -25,7 +25,9 @@ EinsumEquation equation_of(const RuleContext& c) {
   const IValue* eq = c.constant_input(0);
   if (!eq || !eq->is_str()) {
     compile_error(c.node()->range(), "no gradient for " + std::string(c.node()->info().name) +
-                                         " with an equation that is not a constant string");
+                                         " with an equation known only at run time (pass a "
+                                         "literal, also through a str parameter of the "
+                                         "function: grad(f)(x, 'i,i->'))");
   }
   try {
     return parse_einsum_equation(eq->to_str(), /*checked_output=*/false);
