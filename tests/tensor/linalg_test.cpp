@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "runtime/kernels/cpu/linalg_gemm.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/ivalue.h"
 #include "runtime/tensor/tensor.h"
@@ -265,6 +267,92 @@ TEST(Linalg, LargeLinearWithBias) {
   }
   Tensor xlt = transposed(xl), xft = transposed(xf);
   EXPECT_EQ(values(run(OpId::matmul, {xlt, xl})), values(run(OpId::matmul, {xft, xf})));
+}
+
+// The GEMM primitive on each library the build has (OpenBLAS and Eigen; Note [GEMM
+// through BLAS]): every operand layout, both C modes, shapes split by rows and by
+// columns over the pool, against a double-precision reference. Integer-valued data make
+// every product and sum exact, so both libraries must give identical bits.
+template <typename T>
+void check_gemm_layouts(cpu::GemmLibrary library) {
+  cpu::set_gemm_library(library);
+  struct Shape {
+    int64_t m, k, n;
+  };
+  // Tiny, matrix-vector, small, and large enough to thread (split by rows; by columns).
+  for (Shape s : {Shape{3, 4, 5}, Shape{1, 7, 9}, Shape{9, 7, 1}, Shape{33, 17, 20},
+                  Shape{300, 130, 70}, Shape{40, 150, 500}}) {
+    auto value = [](int64_t i, int64_t j, int salt) {
+      return static_cast<T>((i * 7 + j * 3 + salt) % 9 - 4);
+    };
+    // Storage for three layouts of each operand: row-major, column-major, and every
+    // other element of a row-major buffer twice as wide (copied before the product).
+    std::vector<T> a_store(2 * s.m * s.k), b_store(2 * s.k * s.n);
+    for (int layout_a = 0; layout_a < 3; ++layout_a) {
+      for (int layout_b = 0; layout_b < 3; ++layout_b) {
+        auto fill = [&](std::vector<T>& store, int64_t rows, int64_t cols, int layout,
+                        int salt) -> cpu::MatView<T> {
+          for (int64_t i = 0; i < rows; ++i) {
+            for (int64_t j = 0; j < cols; ++j) {
+              T v = value(i, j, salt);
+              if (layout == 0) store[i * cols + j] = v;
+              if (layout == 1) store[j * rows + i] = v;
+              if (layout == 2) store[i * 2 * cols + 2 * j] = v;
+            }
+          }
+          if (layout == 0) return {store.data(), rows, cols, cols, 1};
+          if (layout == 1) return {store.data(), rows, cols, 1, rows};
+          return {store.data(), rows, cols, 2 * cols, 2};
+        };
+        cpu::MatView<T> a = fill(a_store, s.m, s.k, layout_a, 1);
+        cpu::MatView<T> b = fill(b_store, s.k, s.n, layout_b, 2);
+        for (bool accumulate : {false, true}) {
+          int64_t ldc = s.n + 3;
+          // C starts as NaN (overwritten) or as 1 (accumulated into).
+          std::vector<T> c(s.m * ldc, accumulate ? T(1) : std::numeric_limits<T>::quiet_NaN());
+          cpu::gemm<T>(a, b, c.data(), ldc, accumulate);
+          for (int64_t i = 0; i < s.m; ++i) {
+            for (int64_t j = 0; j < s.n; ++j) {
+              double ref = accumulate ? 1 : 0;
+              for (int64_t p = 0; p < s.k; ++p) {
+                ref += static_cast<double>(value(i, p, 1)) * static_cast<double>(value(p, j, 2));
+              }
+              ASSERT_EQ(static_cast<double>(c[i * ldc + j]), ref)
+                  << "m=" << s.m << " k=" << s.k << " n=" << s.n << " layouts " << layout_a
+                  << layout_b << " accumulate=" << accumulate << " at " << i << ", " << j;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Linalg, GemmOnEveryLibraryAndLayout) {
+  std::vector<cpu::GemmLibrary> libraries{cpu::GemmLibrary::Eigen};
+  if (cpu::blas_available()) libraries.push_back(cpu::GemmLibrary::Blas);
+  cpu::GemmLibrary before = cpu::gemm_library();
+  for (cpu::GemmLibrary library : libraries) {
+    SCOPED_TRACE(library == cpu::GemmLibrary::Blas ? "OpenBLAS" : "Eigen");
+    check_gemm_layouts<float>(library);
+    check_gemm_layouts<double>(library);
+  }
+  cpu::set_gemm_library(before);
+}
+
+// A product whose terms are all -0 is +0 on both libraries (BLAS's beta = 0 semantics,
+// which PyTorch prints): 0 * -1 + 0 * -1.
+TEST(Linalg, GemmOfNegativeZeroTermsIsPositiveZero) {
+  cpu::GemmLibrary before = cpu::gemm_library();
+  for (cpu::GemmLibrary library : {cpu::GemmLibrary::Eigen, cpu::GemmLibrary::Blas}) {
+    cpu::set_gemm_library(library);
+    // 24 x 24 goes through the packed path on either library.
+    std::vector<float> a(24 * 24, 0.0f), b(24 * 24, -1.0f), c(24 * 24, 5.0f);
+    cpu::gemm<float>({a.data(), 24, 24, 24, 1}, {b.data(), 24, 24, 24, 1}, c.data(), 24, false);
+    EXPECT_FALSE(std::signbit(c[0]));
+    EXPECT_EQ(c[0], 0.0f);
+  }
+  cpu::set_gemm_library(before);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Strided GEMM on Eigen (float, double) and a plain loop (int64). See Note [GEMM on CPU]
-// in linalg_gemm.h.
+// Strided GEMM on OpenBLAS or Eigen (float, double) and a plain loop (int64). See
+// Note [GEMM on CPU] in linalg_gemm.h.
 #include "runtime/kernels/cpu/linalg_gemm.h"
 
 // GCC 12 reports a false -Wmaybe-uninitialized inside its own AVX-512 intrinsics when
@@ -7,13 +7,31 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <Eigen/Core>
 #include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdlib>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include "runtime/tensor/parallel.h"
 
+#if TSL_HAVE_BLAS
+#include <cblas.h>
+#else
+#define TSL_HAVE_BLAS 0
+#endif
+
 namespace tsl::cpu {
 namespace {
+
+// TSL_GEMM=eigen in the environment keeps every product on Eigen (to compare the two).
+bool blas_by_default() {
+  const char* env = std::getenv("TSL_GEMM");
+  return TSL_HAVE_BLAS != 0 && !(env && std::string_view(env) == "eigen");
+}
+
+std::atomic<bool> use_blas{blas_by_default()};
 
 template <typename T, int Order>
 using ConstMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>,
@@ -181,8 +199,78 @@ void direct_dispatch_b(const MatView<T>& a, const MatView<T>& b, Layout la, Layo
   }
 }
 
+#if TSL_HAVE_BLAS
+// Note [GEMM through BLAS]
+// With TSL_BLAS (cmake/blas.cmake), float and double products other than matrix-vector
+// and tiny ones call OpenBLAS's sgemm/dgemm: on AVX2 machines Eigen's GEMM runs at about
+// half of OpenBLAS's rate, and OpenBLAS also beats it on small squares (bench/
+// gemm_shapes.cpp measures both). The library is the single-threaded build; a large
+// product is split here over TSL's pool, along the longer side of C in blocks of 32
+// rows or columns, each block one independent BLAS call, so one pool serves every
+// kernel. Row-major and column-major operands are BLAS's NoTrans and Trans at their
+// outer stride, so transposed views need no copy. beta = 0 never reads C, and a sum of
+// products that are all -0 is +0, as in PyTorch (it calls a BLAS too).
+void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+               const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), accumulate ? 1.0f : 0.0f, c,
+              static_cast<int>(ldc));
+}
+
+void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+               const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), accumulate ? 1.0 : 0.0, c,
+              static_cast<int>(ldc));
+}
+
+// Below this many multiply-adds a BLAS product stays on one thread: split at Eigen's
+// 2^21, 32x256x256 ran at half its one-thread speed (bench/gemm_shapes.cpp).
+constexpr int64_t kBlasParallelWork = int64_t{1} << 23;
+
+// Where Eigen stays faster, measured with OpenBLAS's SkylakeX and Haswell kernels: a
+// transposed B (x @ w.t(), linear's layout) with at most 64 rows of A, below 2^25
+// multiply-adds (an RNN step, 32x128x128, at 0.7x; 8x256x256 at 0.57x of Eigen).
+bool eigen_is_faster(int64_t m, int64_t n, int64_t k, Layout lb) {
+  return lb == Layout::ColMajor && m <= 64 && m * n * k < (int64_t{1} << 25);
+}
+
+// False when Eigen takes the product: a size or stride that does not fit BLAS's int, or
+// a shape where Eigen is faster.
 template <typename T>
-void eigen_gemm(MatView<T> a, MatView<T> b, T* c, int64_t ldc, bool accumulate,
+bool blas_gemm(const MatView<T>& a, Layout la, const MatView<T>& b, Layout lb, T* c, int64_t ldc,
+               bool accumulate, bool allow_threads) {
+  int64_t m = a.rows, n = b.cols, k = a.cols;
+  if (eigen_is_faster(m, n, k, lb)) return false;
+  int64_t lda = outer_stride(a, la), ldb = outer_stride(b, lb);
+  for (int64_t v : {m, n, k, lda, ldb, ldc}) {
+    if (v > INT_MAX) return false;
+  }
+  bool ta = la == Layout::ColMajor, tb = lb == Layout::ColMajor;
+  // Where row i of A and column j of B start.
+  int64_t a_row = ta ? 1 : lda, b_col = tb ? ldb : 1;
+  auto part = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    blas_call(ta, tb, r1 - r0, c1 - c0, k, a.data + r0 * a_row, lda, b.data + c0 * b_col, ldb,
+              c + r0 * ldc + c0, ldc, accumulate);
+  };
+  if (!allow_threads || m * n * k < kBlasParallelWork || std::max(m, n) < 64 ||
+      num_threads() == 1) {
+    part(0, m, 0, n);
+  } else if (m >= n) {
+    parallel_for((m + 31) / 32, 1,
+                 [&](int64_t b0, int64_t b1) { part(b0 * 32, std::min(m, b1 * 32), 0, n); });
+  } else {
+    parallel_for((n + 31) / 32, 1,
+                 [&](int64_t b0, int64_t b1) { part(0, m, b0 * 32, std::min(n, b1 * 32)); });
+  }
+  return true;
+}
+#endif
+
+template <typename T>
+void float_gemm(MatView<T> a, MatView<T> b, T* c, int64_t ldc, bool accumulate,
                 bool allow_threads) {
   std::vector<T> a_copy, b_copy;
   Layout la = layout_of(a), lb = layout_of(b);
@@ -204,6 +292,12 @@ void eigen_gemm(MatView<T> a, MatView<T> b, T* c, int64_t ldc, bool accumulate,
     }
     return;
   }
+#if TSL_HAVE_BLAS
+  if (use_blas.load(std::memory_order_relaxed) &&
+      blas_gemm(a, la, b, lb, c, ldc, accumulate, allow_threads)) {
+    return;
+  }
+#endif
   if (!accumulate) {
     for (int64_t i = 0; i < a.rows; ++i) std::fill(c + i * ldc, c + i * ldc + b.cols, T(0));
   }
@@ -232,6 +326,16 @@ void int_gemm(const MatView<int64_t>& a, const MatView<int64_t>& b, int64_t* c, 
 
 }  // namespace
 
+bool blas_available() { return TSL_HAVE_BLAS != 0; }
+
+GemmLibrary gemm_library() {
+  return use_blas.load(std::memory_order_relaxed) ? GemmLibrary::Blas : GemmLibrary::Eigen;
+}
+
+void set_gemm_library(GemmLibrary library) {
+  use_blas.store(library == GemmLibrary::Blas && blas_available(), std::memory_order_relaxed);
+}
+
 template <typename T>
 void gemm(const MatView<T>& a, const MatView<T>& b, T* c, int64_t ldc, bool accumulate,
           bool allow_threads) {
@@ -246,7 +350,7 @@ void gemm(const MatView<T>& a, const MatView<T>& b, T* c, int64_t ldc, bool accu
   if constexpr (std::is_same_v<T, int64_t>) {
     int_gemm(a, b, c, ldc, accumulate);
   } else {
-    eigen_gemm(a, b, c, ldc, accumulate, allow_threads);
+    float_gemm(a, b, c, ldc, accumulate, allow_threads);
   }
 }
 

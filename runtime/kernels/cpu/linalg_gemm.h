@@ -10,8 +10,9 @@ namespace tsl::cpu {
 // A matrix operand is a pointer and two strides, so transposed views need no copy:
 // a row-major operand (column stride 1) maps to a RowMajor Eigen::Map, a column-major
 // one (row stride 1, e.g. w.t() in linear) to a ColMajor Map; any other layout is
-// copied once. Eigen runs single-threaded (no OpenMP); a large product is split by
-// rows of A over tsl::parallel_for, each part an independent Eigen GEMM. int64
+// copied once. Float and double products run on OpenBLAS where the build has it (Note
+// [GEMM through BLAS] in linalg_gemm.cpp), else on Eigen; both single-threaded inside,
+// a large product split over tsl::parallel_for, each part an independent GEMM. int64
 // products use a plain loop (i, k, j order, wrapping like PyTorch's).
 template <typename T>
 struct MatView {
@@ -27,6 +28,14 @@ struct MatView {
 template <typename T>
 void gemm(const MatView<T>& a, const MatView<T>& b, T* c, int64_t ldc, bool accumulate,
           bool allow_threads = true);
+
+// The library float and double products use (Note [GEMM through BLAS]): OpenBLAS where
+// the build has it, else Eigen. Tests and bench/gemm_shapes.cpp force Eigen to compare.
+enum class GemmLibrary { Blas, Eigen };
+bool blas_available();
+GemmLibrary gemm_library();
+// Blas on a build without it stays Eigen.
+void set_gemm_library(GemmLibrary library);
 
 // Work below which a product stays on one thread (multiply-adds).
 constexpr int64_t kGemmParallelWork = int64_t{1} << 21;
