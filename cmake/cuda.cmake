@@ -28,8 +28,15 @@ if(TSL_HAVE_CUDA)
   set_target_properties(tsl_tensor PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
                                               CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON)
   # The runtime is linked statically (a binary runs wherever a driver is, and says so
-  # where none is); cuBLAS is the toolkit's shared library.
-  target_link_libraries(tsl_tensor PUBLIC CUDA::cudart_static CUDA::cublas)
+  # where none is); cuBLAS, the toolkit's shared library, is opened on first use (Note
+  # [cuBLAS opened on first use] in runtime/kernels/cuda/cuda_blas.cpp): its headers
+  # only here, and the file found as a fallback for dlopen.
+  target_link_libraries(tsl_tensor PUBLIC CUDA::cudart_static PRIVATE ${CMAKE_DL_LIBS})
+  get_target_property(TSL_CUBLAS_INCLUDE CUDA::cublas INTERFACE_INCLUDE_DIRECTORIES)
+  target_include_directories(tsl_tensor SYSTEM PRIVATE ${TSL_CUBLAS_INCLUDE})
+  get_target_property(TSL_CUBLAS_LIBRARY CUDA::cublas IMPORTED_LOCATION)
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/runtime/kernels/cuda/cuda_blas.cpp
+                              PROPERTIES COMPILE_DEFINITIONS "TSL_CUBLAS_PATH=\"${TSL_CUBLAS_LIBRARY}\"")
   target_compile_definitions(tsl_options INTERFACE TSL_HAVE_CUDA=1)
   message(STATUS "TSL: CUDA backend on (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, "
                  "architectures ${CMAKE_CUDA_ARCHITECTURES})")

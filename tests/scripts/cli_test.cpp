@@ -61,6 +61,20 @@ TEST(CommandLine, VersionAndHelp) {
   EXPECT_NE(h.out.find("--dump"), std::string::npos);
 }
 
+// tsl does not load cuBLAS at start (Note [cuBLAS opened on first use]): linked, its
+// static initializers cost every run ~75 ms, GPU or not. It is not among the libraries
+// the binary needs.
+TEST(CommandLine, StartsWithoutLoadingCublas) {
+  const char* bin_env = std::getenv("TSL_BINARY");
+  std::string bin = bin_env ? bin_env : TSL_BINARY;
+  fs::path listing = write_temp("ldd.txt", "");
+  std::string cmd = "ldd " + quote(bin) + " > " + quote(listing.string()) + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::string libs = slurp(listing);
+  EXPECT_EQ(libs.find("libcublas"), std::string::npos) << libs;
+  fs::remove(listing);
+}
+
 // A directory given as the program: a clear error and the compile-error status, not a
 // silent success with nothing run.
 TEST(CommandLine, ADirectoryIsNotAProgram) {

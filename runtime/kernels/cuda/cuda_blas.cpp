@@ -1,6 +1,7 @@
 // CUDA matrix products through cuBLAS: mm, bmm, matmul (torch.matmul's rules for 1-D
 // and batched operands), linear, mv and dot, all as one strided-batched GEMM.
 #include <cublas_v2.h>
+#include <dlfcn.h>
 
 #include <string>
 
@@ -19,15 +20,59 @@ void check_blas(cublasStatus_t s, const char* what) {
   TSL_CHECK(s == CUBLAS_STATUS_SUCCESS, "cuBLAS error ", static_cast<int>(s), " (", what, ")");
 }
 
+// Note [cuBLAS opened on first use]
+// Linked like any library, cuBLAS added ~75 ms to every start of tsl (libcublasLt's
+// static initializers run at load), on machines without a GPU and for programs that
+// never use CUDA: `tsl -c "print(1)"` took 86 ms instead of ~10. So it is opened with
+// dlopen on the first CUDA matrix product, and the five functions TSL calls are looked
+// up by name: the soname first (LD_LIBRARY_PATH, the system's folders), then the file
+// the build found (TSL_CUBLAS_PATH).
+struct CublasApi {
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasSetStream_v2) set_stream = nullptr;
+  decltype(&cublasSetWorkspace_v2) set_workspace = nullptr;
+  decltype(&cublasSgemmStridedBatched) sgemm = nullptr;
+  decltype(&cublasDgemmStridedBatched) dgemm = nullptr;
+};
+
+template <typename F>
+void look_up(void* lib, const char* name, F& fn) {
+  fn = reinterpret_cast<F>(dlsym(lib, name));
+  TSL_CHECK(fn != nullptr, "CUDA: cuBLAS has no ", name, " (", dlerror(), ")");
+}
+
+#define TSL_CUBLAS_STR2(x) #x
+#define TSL_CUBLAS_STR(x) TSL_CUBLAS_STR2(x)
+
+const CublasApi& cublas() {
+  static const CublasApi api = [] {
+    void* lib = dlopen("libcublas.so." TSL_CUBLAS_STR(CUBLAS_VER_MAJOR), RTLD_NOW | RTLD_LOCAL);
+#ifdef TSL_CUBLAS_PATH
+    if (!lib) lib = dlopen(TSL_CUBLAS_PATH, RTLD_NOW | RTLD_LOCAL);
+#endif
+    TSL_CHECK(lib != nullptr, "CUDA: cannot load cuBLAS (libcublas.so.", CUBLAS_VER_MAJOR,
+              "): ", dlerror());
+    CublasApi a;
+    look_up(lib, "cublasCreate_v2", a.create);
+    look_up(lib, "cublasSetStream_v2", a.set_stream);
+    look_up(lib, "cublasSetWorkspace_v2", a.set_workspace);
+    look_up(lib, "cublasSgemmStridedBatched", a.sgemm);
+    look_up(lib, "cublasDgemmStridedBatched", a.dgemm);
+    return a;
+  }();
+  return api;
+}
+
 // One handle on TSL's stream, with a workspace from the caching allocator so that
 // cuBLAS never calls cudaMalloc itself.
 cublasHandle_t handle() {
   static cublasHandle_t h = [] {
+    const CublasApi& api = cublas();
     cublasHandle_t created = nullptr;
-    check_blas(cublasCreate(&created), "creating a handle");
-    check_blas(cublasSetStream(created, stream()), "setting the stream");
+    check_blas(api.create(&created), "creating a handle");
+    check_blas(api.set_stream(created, stream()), "setting the stream");
     static Storage workspace = allocate(size_t{32} << 20, kCUDA);
-    check_blas(cublasSetWorkspace(created, workspace->data(), workspace->nbytes()),
+    check_blas(api.set_workspace(created, workspace->data(), workspace->nbytes()),
                "setting the workspace");
     return created;
   }();
@@ -91,20 +136,20 @@ void gemm_batched(const Tensor& a, const Tensor& b, Tensor& out, int64_t batch, 
   if (a.dtype() == DType::Float32) {
     float one = 1, beta = accumulate ? 1.0f : 0.0f;
     check_blas(
-        cublasSgemmStridedBatched(
-            handle(), B.op, A.op, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
-            &one, static_cast<const float*>(B.data), static_cast<int>(B.ld), sb,
-            static_cast<const float*>(A.data), static_cast<int>(A.ld), sa, &beta,
-            static_cast<float*>(out.raw_data()), ldc, m * n, static_cast<int>(batch)),
+        cublas().sgemm(handle(), B.op, A.op, static_cast<int>(n), static_cast<int>(m),
+                       static_cast<int>(k), &one, static_cast<const float*>(B.data),
+                       static_cast<int>(B.ld), sb, static_cast<const float*>(A.data),
+                       static_cast<int>(A.ld), sa, &beta, static_cast<float*>(out.raw_data()), ldc,
+                       m * n, static_cast<int>(batch)),
         "sgemm");
   } else {
     double one = 1, beta = accumulate ? 1.0 : 0.0;
     check_blas(
-        cublasDgemmStridedBatched(
-            handle(), B.op, A.op, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
-            &one, static_cast<const double*>(B.data), static_cast<int>(B.ld), sb,
-            static_cast<const double*>(A.data), static_cast<int>(A.ld), sa, &beta,
-            static_cast<double*>(out.raw_data()), ldc, m * n, static_cast<int>(batch)),
+        cublas().dgemm(handle(), B.op, A.op, static_cast<int>(n), static_cast<int>(m),
+                       static_cast<int>(k), &one, static_cast<const double*>(B.data),
+                       static_cast<int>(B.ld), sb, static_cast<const double*>(A.data),
+                       static_cast<int>(A.ld), sa, &beta, static_cast<double*>(out.raw_data()), ldc,
+                       m * n, static_cast<int>(batch)),
         "dgemm");
   }
 }
