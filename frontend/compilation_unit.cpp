@@ -152,6 +152,7 @@ void CompilationUnit::define_function(const std::shared_ptr<ast::Module>& module
   globals_.erase(decl->name);
   imports_.erase(decl->name);
   functions_[decl->name] = std::move(decl);
+  if (defining_new_names_) return;
   ++generation_;
   drop_stale_versions();
 }
@@ -983,6 +984,11 @@ void CompilationUnit::run_import(const ast::Stmt& stmt) {
       imports_[bind] = {ImportedName::TypingName, "Tensor"};
     } else if (known.count(from.module + "." + a.name)) {
       imports_[bind] = {ImportedName::Module, from.module + "." + a.name};
+    } else if (uint32_t space = builtin_namespace(from.module);
+               space && is_builtin_of(from.module, a.name)) {
+      imports_[bind] = {ImportedName::Builtin, a.name, space};
+    } else if (from.module == "torch.nn.functional" && functional_in_tsl(a.name, a.range)) {
+      bind_from(kFunctionalModule, a.name, bind, a.range);
     } else {
       compile_error(a.range, "cannot import '" + a.name + "' from '" + from.module + "' in TSL");
     }

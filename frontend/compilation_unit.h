@@ -99,10 +99,16 @@ class FunctionRef : public ObjectImpl {
   std::shared_ptr<FunctionDecl> decl_;
 };
 
+// The stdlib module of torch.nn.functional's functions written in TSL (Note
+// [torch.nn.functional in TSL] in frontend/modules.cpp).
+inline constexpr const char* kFunctionalModule = "torch_functional";
+
 // A name brought in by `import` / `from ... import`.
 struct ImportedName {
-  enum Kind { Module, UserModule, TypingName, Transform, StdlibFunction } kind;
+  // Builtin: an op of a torch namespace (`from torch.nn.functional import relu`).
+  enum Kind { Module, UserModule, TypingName, Transform, Builtin } kind;
   std::string target;  // "torch.nn.functional", "nn", "List", "grad", ...
+  uint32_t space = 0;  // a Builtin's namespace (opflags::TORCH, NNF, MATH)
 };
 
 // Note [Modules]
@@ -148,6 +154,9 @@ class CompilationUnit {
   // ---- Used by the emitter
   const GlobalVar* find_global(const std::string& name) const;
   FunctionDecl* find_function(const std::string& name);
+  // torch.nn.functional's function `name` written in TSL (stdlib/torch_functional.tsl,
+  // loaded on first use), or null. See Note [torch.nn.functional in TSL].
+  FunctionDecl* functional_in_tsl(const std::string& name, const SourceRange& use);
   const ImportedName* find_import(const std::string& name) const;
   // Compiles `decl` for the current global types (or returns the cached version);
   // detects recursion.
@@ -275,6 +284,9 @@ class CompilationUnit {
   };
   std::vector<FromImport> from_imports_;  // rebound by reload_module
   uint64_t generation_ = 1;  // bumped by every def: compiled versions of older ones are stale
+  // Set while stdlib/torch_functional.tsl loads in the middle of a compilation: its new
+  // qualified names make nothing compiled stale (Note [torch.nn.functional in TSL]).
+  bool defining_new_names_ = false;
   std::ostream* echo_;
 };
 

@@ -80,6 +80,21 @@ bool is_transform(const std::string& name) {
 
 }  // namespace
 
+uint32_t builtin_namespace(const std::string& module) {
+  if (module == "torch") return opflags::TORCH;
+  if (module == "torch.nn.functional") return opflags::NNF;
+  if (module == "math") return opflags::MATH;
+  return 0;
+}
+
+bool is_builtin_of(const std::string& module, const std::string& name) {
+  uint32_t space = builtin_namespace(module);
+  if (space == 0) return false;
+  if (!ops_named(name, space).empty()) return true;
+  return space == opflags::TORCH &&
+         (name == "no_grad" || is_transform(name) || name == "addcmul" || name == "addcdiv");
+}
+
 Value* Emitter::constant(IValue v, TypePtr t, const SourceRange& range) {
   return graph_.insert_constant(std::move(v), std::move(t), range);
 }
@@ -175,12 +190,12 @@ Sugared Emitter::sugar_import(const ImportedName& imp) {
       s.kind = Sugared::Kind::TypingName;
       break;
     case ImportedName::Transform:
-    case ImportedName::StdlibFunction:
+    case ImportedName::Builtin:
       s.kind = Sugared::Kind::Builtin;
       break;
   }
   s.name = imp.target;
-  s.namespace_flag = opflags::GLOBAL;
+  s.namespace_flag = imp.kind == ImportedName::Builtin ? imp.space : opflags::GLOBAL;
   return s;
 }
 
@@ -225,20 +240,20 @@ Sugared Emitter::sugared_attribute(const Sugared& base, const ast::Attribute& a)
         s.name = "Tensor";
         return s;
       }
-      if (!ops_named(attr, opflags::TORCH).empty() || attr == "no_grad" || is_transform(attr) ||
-          attr == "addcmul" || attr == "addcdiv") {
+      if (is_builtin_of(m, attr)) {
         s.kind = Sugared::Kind::Builtin;
         s.name = attr;
         s.namespace_flag = opflags::TORCH;
         return s;
       }
     } else if (m == "torch.nn.functional") {
-      if (!ops_named(attr, opflags::NNF).empty()) {
+      if (is_builtin_of(m, attr)) {
         s.kind = Sugared::Kind::Builtin;
         s.name = attr;
         s.namespace_flag = opflags::NNF;
         return s;
       }
+      if (FunctionDecl* fn = unit_.functional_in_tsl(attr, a.range)) return user_function(fn, path);
     } else if (m == "math") {
       static const std::map<std::string, double> constants = {
           {"pi", 3.141592653589793},

@@ -70,6 +70,13 @@ class Scope {
   std::unordered_map<std::string, Binding> refined_;
 };
 
+// The op namespace of a module whose functions are TSL builtins: opflags::TORCH for
+// "torch", NNF for "torch.nn.functional", MATH for "math"; 0 for any other.
+uint32_t builtin_namespace(const std::string& module);
+// Whether `module.name` is a builtin (an op of that namespace, or torch's transforms and
+// sugar such as torch.addcmul), as `from module import name` binds it.
+bool is_builtin_of(const std::string& module, const std::string& name);
+
 // Something a name or attribute can stand for.
 struct Sugared {
   enum class Kind { Value, Module, UserFunction, Builtin, TypingName };

@@ -136,6 +136,36 @@ void CompilationUnit::run_module_file(const std::string& name, const std::string
   modules_[name] = {path, stamp.mtime_ns, stamp.size};
 }
 
+// Note [torch.nn.functional in TSL]
+// torch.nn.functional's functions that are not ops (l1_loss, huber_loss, hardswish,
+// pad, ...) are written in TSL, in stdlib/torch_functional.tsl, with PyTorch's
+// signatures and gradients. `F.NAME`, `torch.nn.functional.NAME` and `from
+// torch.nn.functional import NAME` find an op first, then this module's function; the
+// module loads from the stdlib folder (never from the program's folder) the first time
+// one is used, under the qualified names "torch_functional.NAME". That can happen in the
+// middle of compiling a function, so its definitions do not bump the generation (they
+// are new names: nothing compiled so far can refer to them) and drop no compiled
+// version a caller up the stack still holds.
+FunctionDecl* CompilationUnit::functional_in_tsl(const std::string& name, const SourceRange& use) {
+  if (!modules_.count(kFunctionalModule)) {
+    std::string dir = stdlib_folder();
+    if (dir.empty()) return nullptr;
+    std::string path = dir + "/" + kFunctionalModule + ".tsl";
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return nullptr;
+    bool saved = std::exchange(defining_new_names_, true);
+    struct Restore {
+      bool& flag;
+      bool value;
+      ~Restore() { flag = value; }
+    } restore{defining_new_names_, saved};
+    run_module_file(kFunctionalModule, path, use);
+  }
+  // Only its public names: `_reduce` is the module's own.
+  if (name.empty() || name[0] == '_') return nullptr;
+  return find_function(std::string(kFunctionalModule) + "." + name);
+}
+
 void CompilationUnit::bind_from(const std::string& module, const std::string& name,
                                 const std::string& bind, const SourceRange& use) {
   std::string q = module + "." + name;
