@@ -1,6 +1,7 @@
 // Statements and control flow of the emitter; see Note [Emitting control flow].
 #include "frontend/emitter.h"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 
@@ -788,35 +789,62 @@ bool Emitter::emit_if(const ast::If& s, const ast::Body& body, size_t rest) {
 
 // The Optional names a condition refines, as TorchScript reads them: `x is not None`
 // (or `x != None`) refines x where it holds, `x is None` where it fails; `a and b`
-// refines what both refine where it holds, `a or b` what both refine where it fails,
-// and `not c` swaps the sides.
+// refines where it holds what either refines there, and where it fails only what is
+// refined both where a fails and where a holds but b fails (`a is None and b is None`
+// failing refines neither); `a or b` the other way round; `not c` swaps the sides.
 std::vector<Refinement> Emitter::refinements_of(const ast::Expr& cond) {
-  std::vector<Refinement> out;
-  std::function<void(const ast::Expr&, bool)> collect = [&](const ast::Expr& e, bool positive) {
+  // The names refined where a condition holds and where it fails, in source order.
+  using Names = std::vector<std::string>;
+  struct Sides {
+    Names holds, fails;
+  };
+  auto has = [](const Names& v, const std::string& n) {
+    return std::find(v.begin(), v.end(), n) != v.end();
+  };
+  auto join = [&](Names a, const Names& b) {
+    for (const std::string& n : b) {
+      if (!has(a, n)) a.push_back(n);
+    }
+    return a;
+  };
+  auto meet = [&](const Names& a, const Names& b) {
+    Names out;
+    for (const std::string& n : a) {
+      if (has(b, n)) out.push_back(n);
+    }
+    return out;
+  };
+  std::function<Sides(const ast::Expr&)> sides = [&](const ast::Expr& e) -> Sides {
     if (e.kind == ast::ExprKind::BoolOp) {
       const auto& b = ast::as<ast::BoolOp>(e);
-      if ((b.op == ast::BoolOpKind::And) == positive) {
-        collect(*b.lhs, positive);
-        collect(*b.rhs, positive);
+      Sides l = sides(*b.lhs), r = sides(*b.rhs);
+      if (b.op == ast::BoolOpKind::And) {
+        // `l and r` fails where l fails, or where l holds and r fails.
+        return {join(l.holds, r.holds), meet(l.fails, join(l.holds, r.fails))};
       }
-      return;
+      // `l or r` holds where l holds, or where l fails and r holds.
+      return {meet(l.holds, join(l.fails, r.holds)), join(l.fails, r.fails)};
     }
     if (e.kind == ast::ExprKind::Unary && ast::as<ast::Unary>(e).op == ast::UnaryOp::Not) {
-      collect(*ast::as<ast::Unary>(e).operand, !positive);
-      return;
+      Sides o = sides(*ast::as<ast::Unary>(e).operand);
+      return {o.fails, o.holds};
     }
-    if (e.kind != ast::ExprKind::Compare) return;
+    if (e.kind != ast::ExprKind::Compare) return {};
     const auto& c = ast::as<ast::Compare>(e);
     if (c.ops.size() != 1 || c.operands[0]->kind != ast::ExprKind::Name ||
         c.operands[1]->kind != ast::ExprKind::None) {
-      return;
+      return {};
     }
     bool is_not = c.ops[0] == ast::CmpOp::IsNot || c.ops[0] == ast::CmpOp::Ne;
     bool is = c.ops[0] == ast::CmpOp::Is || c.ops[0] == ast::CmpOp::Eq;
-    if (!is && !is_not) return;
-    out.push_back({ast::as<ast::Name>(*c.operands[0]).id, is_not == positive});
+    if (!is && !is_not) return {};
+    const std::string& name = ast::as<ast::Name>(*c.operands[0]).id;
+    return is_not ? Sides{{name}, {}} : Sides{{}, {name}};
   };
-  collect(cond, true);
+  Sides both = sides(cond);
+  std::vector<Refinement> out;
+  for (const std::string& n : both.holds) out.push_back({n, true});
+  for (const std::string& n : both.fails) out.push_back({n, false});
   return out;
 }
 
