@@ -158,6 +158,7 @@ class CompilationUnit {
   // loaded on first use), or null. See Note [torch.nn.functional in TSL].
   FunctionDecl* functional_in_tsl(const std::string& name, const SourceRange& use);
   const ImportedName* find_import(const std::string& name) const;
+  const std::map<std::string, ImportedName>& imports() const { return imports_; }
   // Compiles `decl` for the current global types (or returns the cached version);
   // detects recursion.
   // `constants`: for a transform, the call's constant str arguments (Note [Transforms of

@@ -3,9 +3,10 @@
 # Safe to run repeatedly: it only calls apt-get when something is absent.
 set -euo pipefail
 
-# libopenblas-serial-dev: the GEMM under matmul/linear/conv2d (cmake/blas.cmake).
+# libopenblas-serial-dev: the GEMM under matmul/linear/conv2d (cmake/blas.cmake);
+# libedit-dev: line editing in the REPL.
 packages=(cmake g++ ninja-build antlr4 libantlr4-runtime-dev libeigen3-dev libgtest-dev
-          zlib1g-dev default-jre-headless libopenblas-serial-dev)
+          zlib1g-dev default-jre-headless libopenblas-serial-dev libedit-dev)
 if [ "${TSL_WITH_TORCH:-0}" = 1 ]; then
   packages+=(python3-torch python3-numpy)
 fi

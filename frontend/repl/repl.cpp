@@ -24,6 +24,7 @@
 #include "frontend/emitter.h"
 #include "frontend/parser.h"
 #include "frontend/repl/code_view.h"
+#include "frontend/repl/line_editor.h"
 #include "ir/dot.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernels/output.h"
@@ -436,15 +437,38 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
   }
   std::string buffer;
   const bool terminal = &in == &std::cin && isatty(STDIN_FILENO);
+  // Note [Line editing] in line_editor.cpp; null where lines are read plainly.
+  std::unique_ptr<LineEditor> editor =
+      terminal && options.prompts ? LineEditor::open(unit) : nullptr;
+  std::string last_line;
   for (;;) {
-    if (options.prompts) out << (buffer.empty() ? ">>> " : "... ") << std::flush;
     std::string line;
-    if (terminal && !wait_for_line()) {  // Note [Ctrl-C at the prompt]
-      out << "\nKeyboardInterrupt\n";
-      buffer.clear();
-      continue;
+    if (editor) {
+      LineEditor::Status status = editor->read(buffer.empty() ? ">>> " : "... ",
+                                               buffer.empty() ? "" : next_indent(last_line), line);
+      if (status == LineEditor::Status::Interrupted) {
+        out << "\nKeyboardInterrupt\n";
+        buffer.clear();
+        continue;
+      }
+      if (status == LineEditor::Status::EndOfInput) {
+        if (!trim(buffer).empty()) run_input(unit, buffer, "<stdin>", err);
+        out << "\n";
+        return 0;
+      }
+      editor->remember(line);
+      // A line of only the indentation it started with ends a block, as an empty one.
+      if (trim(line).empty()) line.clear();
+      last_line = line;
+    } else {
+      if (options.prompts) out << (buffer.empty() ? ">>> " : "... ") << std::flush;
+      if (terminal && !wait_for_line()) {  // Note [Ctrl-C at the prompt]
+        out << "\nKeyboardInterrupt\n";
+        buffer.clear();
+        continue;
+      }
     }
-    if (!std::getline(in, line)) {
+    if (!editor && !std::getline(in, line)) {
       // An interrupted read (Ctrl-C at a prompt) looks like the end of the input to
       // the stream: the flag tells them apart. Drop the pending input, as Python does.
       if (g_interrupt_requested.exchange(false)) {

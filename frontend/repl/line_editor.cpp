@@ -1,0 +1,415 @@
+// The REPL's line editor on libedit, and its completion. See line_editor.h.
+#include "frontend/repl/line_editor.h"
+
+#include <dirent.h>
+#include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "frontend/compilation_unit.h"
+#include "runtime/interpreter.h"
+#include "runtime/kernels/op_info.h"
+
+#if TSL_HAVE_LIBEDIT
+#include <histedit.h>
+#endif
+
+namespace tsl {
+namespace {
+
+const char* const kKeywords[] = {"and",    "as",    "assert", "break", "continue", "def",
+                                 "elif",   "else",  "False",  "for",   "from",     "if",
+                                 "import", "in",    "is",     "None",  "not",      "or",
+                                 "pass",   "raise", "return", "True",  "while",    "with"};
+const char* const kGlobals[] = {
+    "print",      "len",     "range", "float",  "int",    "bool",           "str",
+    "abs",        "min",     "max",   "sum",    "round",  "enumerate",      "zip",
+    "isinstance", "list",    "tuple", "dict",   "sorted", "grad",           "vjp",
+    "jvp",        "hessian", "vmap",  "jacrev", "jacfwd", "value_and_grad", "grad_and_value",
+    "no_grad"};
+const char* const kMetaCommands[] = {
+    ":help", ":vars", ":type",    ":graph",   ":ir",   ":grad", ":opt",    ":passes", ":code",
+    ":dot",  ":time", ":profile", ":memplan", ":tape", ":load", ":reload", ":reset",  ":quit"};
+// Attributes of a Tensor that are not ops.
+const char* const kTensorAttributes[] = {"shape",   "dtype",   "device", "grad", "requires_grad",
+                                         "grad_fn", "is_leaf", "T",      "data"};
+
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The ops of one namespace by name (opflags::TORCH, NNF, MATH, METHOD, GLOBAL).
+std::vector<std::string> op_names(uint32_t space) {
+  std::vector<std::string> out;
+  for (int i = 0; i < kNumOps; ++i) {
+    const OpInfo& info = op_info(static_cast<OpId>(i));
+    if (info.has(opflags::PRIM) || !info.has(space)) continue;
+    std::string name(info.base_name());
+    if (!name.empty() && name[0] != '_') out.push_back(std::move(name));
+  }
+  return out;
+}
+
+// The members offered after `owner.`: a module's functions, or a Tensor's methods.
+std::vector<std::string> members(CompilationUnit& unit, const std::string& owner) {
+  std::string module = owner;
+  if (const ImportedName* imp = unit.find_import(owner)) module = imp->target;
+  std::vector<std::string> out;
+  if (module == "torch") {
+    out = op_names(opflags::TORCH);
+    for (const char* s : {"nn", "cuda", "jit", "func", "linalg", "float32", "float64", "int64",
+                          "bool", "Tensor", "no_grad", "addcmul", "addcdiv"}) {
+      out.push_back(s);
+    }
+  } else if (module == "torch.nn") {
+    out = {"functional"};
+  } else if (module == "torch.nn.functional") {
+    out = op_names(opflags::NNF);
+    unit.functional_in_tsl("", {});  // loads stdlib/torch_functional.tsl
+    for (const auto& [name, decl] : unit.functions()) {
+      std::string prefix = std::string(kFunctionalModule) + ".";
+      if (name.starts_with(prefix) && name[prefix.size()] != '_') {
+        out.push_back(name.substr(prefix.size()));
+      }
+    }
+  } else if (module == "math") {
+    out = op_names(opflags::MATH);
+    for (const char* s : {"pi", "e", "tau", "inf", "nan"}) out.push_back(s);
+  } else if (unit.is_user_module(module)) {
+    std::string prefix = module + ".";
+    for (const auto& [name, decl] : unit.functions()) {
+      if (name.starts_with(prefix)) out.push_back(name.substr(prefix.size()));
+    }
+    for (const auto& [name, g] : unit.globals()) {
+      if (name.starts_with(prefix)) out.push_back(name.substr(prefix.size()));
+    }
+  } else if (auto it = unit.globals().find(owner);
+             it != unit.globals().end() && it->second.value.is_tensor()) {
+    out = op_names(opflags::METHOD);
+    for (const char* s : kTensorAttributes) out.push_back(s);
+  }
+  return out;
+}
+
+// File names starting with `partial` (a path), folders with a trailing '/'.
+std::vector<std::string> paths(const std::string& partial) {
+  size_t slash = partial.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : partial.substr(0, slash + 1);
+  std::string head = slash == std::string::npos ? "" : partial.substr(0, slash + 1);
+  std::string stem = slash == std::string::npos ? partial : partial.substr(slash + 1);
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == ".." || !name.starts_with(stem)) continue;
+    if (name[0] == '.' && stem.empty()) continue;
+    bool folder = e->d_type == DT_DIR;
+    out.push_back(head + name + (folder ? "/" : ""));
+  }
+  closedir(d);
+  return out;
+}
+
+}  // namespace
+
+Completions complete(CompilationUnit& unit, const std::string& before) {
+  Completions c;
+  std::vector<std::string> all;
+  std::string word;
+  size_t first = before.find_first_not_of(" \t");
+  if (first != std::string::npos && before[first] == ':') {
+    size_t space = before.find(' ', first);
+    if (space == std::string::npos) {
+      c.start = first;
+      word = before.substr(first);
+      all.assign(std::begin(kMetaCommands), std::end(kMetaCommands));
+    } else if (before.compare(first, space - first, ":load") == 0) {
+      size_t arg = before.find_first_not_of(' ', space);
+      c.start = arg == std::string::npos ? before.size() : arg;
+      word = before.substr(c.start);
+      all = paths(word);
+    } else {
+      // A function name after the other commands.
+      c.start = before.size();
+      while (c.start > 0 && word_char(before[c.start - 1])) --c.start;
+      word = before.substr(c.start);
+      for (const auto& [name, decl] : unit.functions()) {
+        if (name.find('.') == std::string::npos) all.push_back(name);
+      }
+    }
+  } else {
+    // The dotted name before the cursor: `F.re` completes `re` among F's members.
+    size_t start = before.size();
+    while (start > 0 && (word_char(before[start - 1]) || before[start - 1] == '.')) --start;
+    std::string dotted = before.substr(start);
+    size_t dot = dotted.rfind('.');
+    if (dot != std::string::npos) {
+      c.start = start + dot + 1;
+      word = dotted.substr(dot + 1);
+      all = members(unit, dotted.substr(0, dot));
+    } else {
+      c.start = start;
+      word = dotted;
+      for (const auto& [name, g] : unit.globals()) {
+        if (name.find('.') == std::string::npos && name != "argv") all.push_back(name);
+      }
+      for (const auto& [name, decl] : unit.functions()) {
+        if (name.find('.') == std::string::npos) all.push_back(name);
+      }
+      for (const auto& [name, imp] : unit.imports()) {
+        if (name.find('.') == std::string::npos) all.push_back(name);
+      }
+      all.insert(all.end(), std::begin(kKeywords), std::end(kKeywords));
+      all.insert(all.end(), std::begin(kGlobals), std::end(kGlobals));
+      for (const std::string& op : op_names(opflags::GLOBAL)) all.push_back(op);
+    }
+  }
+  std::set<std::string> unique;
+  for (const std::string& s : all) {
+    if (s.starts_with(word)) unique.insert(s);
+  }
+  c.candidates.assign(unique.begin(), unique.end());
+  return c;
+}
+
+std::string next_indent(const std::string& last_line) {
+  size_t n = last_line.find_first_not_of(" \t");
+  if (n == std::string::npos) return "";
+  std::string indent = last_line.substr(0, n);
+  // Without a trailing comment or spaces, a line ending in ':' opens a block.
+  std::string code = last_line;
+  if (size_t hash = code.find('#'); hash != std::string::npos) code.resize(hash);
+  size_t end = code.find_last_not_of(" \t\r");
+  if (end != std::string::npos && code[end] == ':') indent += "    ";
+  return indent;
+}
+
+#if TSL_HAVE_LIBEDIT
+namespace {
+
+// Note [Line editing]
+// On a terminal the REPL reads through libedit in emacs mode: arrows, Home/End,
+// Ctrl-A/E/K/U/W, Ctrl-R (incremental search back), history across sessions and TAB
+// completion (complete() above). The history file is ~/.tsl_history, or TSL_HISTORY
+// (empty: no history); it keeps the last 1,000 lines and is rewritten through a
+// temporary file and a rename after every line, so a crash or a killed terminal loses
+// nothing and a failed write never leaves half a file. libedit reads characters through
+// read_char below, which waits with ppoll as the plain REPL does (Note [Ctrl-C at the
+// prompt] in repl.cpp): a Ctrl-C drops the line being typed and gives a new prompt.
+// Continuation lines start with the indentation next_indent() computes; a line of only
+// that indentation ends the block, as an empty one does.
+class LibeditEditor final : public LineEditor {
+ public:
+  LibeditEditor(CompilationUnit& unit, std::string history_path)
+      : unit_(unit), history_path_(std::move(history_path)) {
+    el_ = el_init("tsl", stdin, stdout, stderr);
+    history_ = history_init();
+    HistEvent ev;
+    history(history_, &ev, H_SETSIZE, 1000);
+    history(history_, &ev, H_SETUNIQUE, 1);
+    if (!history_path_.empty()) history(history_, &ev, H_LOAD, history_path_.c_str());
+    el_set(el_, EL_CLIENTDATA, this);
+    el_set(el_, EL_EDITOR, "emacs");
+    el_set(el_, EL_HIST, history, history_);
+    el_set(el_, EL_PROMPT, &LibeditEditor::prompt_of);
+    el_set(el_, EL_GETCFN, &LibeditEditor::read_char);
+    el_set(el_, EL_ADDFN, "tsl-complete", "complete a name", &LibeditEditor::on_tab);
+    el_set(el_, EL_BIND, "^I", "tsl-complete", nullptr);
+    el_set(el_, EL_BIND, "^R", "em-inc-search-prev", nullptr);
+    // Keys a user's ~/.editrc binds.
+    el_source(el_, nullptr);
+  }
+
+  ~LibeditEditor() override {
+    history_end(history_);
+    el_end(el_);
+  }
+
+  Status read(const std::string& prompt, const std::string& indent, std::string& line) override {
+    prompt_ = prompt;
+    if (!indent.empty()) el_push(el_, indent.c_str());
+    errno = 0;
+    int count = 0;
+    const char* text = el_gets(el_, &count);
+    if (!text) {
+      if (interrupted_) {
+        interrupted_ = false;
+        el_reset(el_);
+        return Status::Interrupted;
+      }
+      return Status::EndOfInput;
+    }
+    line.assign(text, static_cast<size_t>(count));
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+    return Status::Line;
+  }
+
+  void remember(const std::string& line) override {
+    if (line.find_first_not_of(" \t") == std::string::npos) return;
+    HistEvent ev;
+    history(history_, &ev, H_ENTER, line.c_str());
+    save();
+  }
+
+ private:
+  static LibeditEditor& of(EditLine* el) {
+    void* self = nullptr;
+    el_get(el, EL_CLIENTDATA, &self);
+    return *static_cast<LibeditEditor*>(self);
+  }
+
+  static char* prompt_of(EditLine* el) { return of(el).prompt_.data(); }
+
+  // One character from the terminal (UTF-8 decoded); -1 with the line dropped on Ctrl-C.
+  static int read_char(EditLine* el, wchar_t* out) {
+    LibeditEditor& self = of(el);
+    unsigned char bytes[4];
+    int want = 1;
+    for (int got = 0; got < want;) {
+      if (got == 0 && !self.wait_for_input()) {
+        self.interrupted_ = true;
+        errno = EINTR;
+        return -1;
+      }
+      ssize_t r = ::read(STDIN_FILENO, bytes + got, 1);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return r == 0 ? 0 : -1;
+      if (got == 0) {
+        unsigned char b = bytes[0];
+        want = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 1;
+      }
+      ++got;
+    }
+    wchar_t c = bytes[0];
+    if (want == 2) c = ((bytes[0] & 0x1F) << 6) | (bytes[1] & 0x3F);
+    if (want == 3) c = ((bytes[0] & 0x0F) << 12) | ((bytes[1] & 0x3F) << 6) | (bytes[2] & 0x3F);
+    if (want == 4) {
+      c = ((bytes[0] & 0x07) << 18) | ((bytes[1] & 0x3F) << 12) | ((bytes[2] & 0x3F) << 6) |
+          (bytes[3] & 0x3F);
+    }
+    *out = c;
+    return 1;
+  }
+
+  // Waits for stdin with SIGINT unblocked only while waiting; false after Ctrl-C.
+  bool wait_for_input() {
+    sigset_t sigint, saved;
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigint, &saved);
+    bool interrupted = g_interrupt_requested.exchange(false);
+    if (!interrupted) {
+      sigset_t during = saved;
+      sigdelset(&during, SIGINT);
+      pollfd in{STDIN_FILENO, POLLIN, 0};
+      int r;
+      do {
+        r = ppoll(&in, 1, nullptr, &during);
+        interrupted = g_interrupt_requested.exchange(false);
+      } while (r < 0 && errno == EINTR && !interrupted);
+    }
+    pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+    return !interrupted;
+  }
+
+  static unsigned char on_tab(EditLine* el, int) {
+    LibeditEditor& self = of(el);
+    const LineInfo* li = el_line(el);
+    std::string before(li->buffer, li->cursor);
+    // TAB in the indentation indents.
+    if (before.find_first_not_of(" \t") == std::string::npos) {
+      el_insertstr(el, "    ");
+      return CC_REFRESH;
+    }
+    Completions c;
+    try {
+      c = complete(self.unit_, before);
+    } catch (const std::exception&) {
+      return CC_REFRESH_BEEP;  // (a module that fails to load offers nothing)
+    }
+    if (c.candidates.empty()) return CC_REFRESH_BEEP;
+    std::string typed = before.substr(c.start);
+    // The longest prefix all candidates share.
+    std::string common = c.candidates[0];
+    for (const std::string& s : c.candidates) {
+      size_t n = 0;
+      while (n < common.size() && n < s.size() && common[n] == s[n]) ++n;
+      common.resize(n);
+    }
+    if (common.size() > typed.size()) {
+      el_insertstr(el, common.substr(typed.size()).c_str());
+      return CC_REFRESH;
+    }
+    if (c.candidates.size() == 1) return CC_REFRESH;
+    // Nothing more in common: list them under the line, as a shell does.
+    std::string list = "\n";
+    size_t width = 0;
+    for (const std::string& s : c.candidates) width = std::max(width, s.size());
+    size_t per_line = std::max<size_t>(1, 78 / (width + 2)), i = 0;
+    for (const std::string& s : c.candidates) {
+      list += s + std::string(width + 2 - s.size(), ' ');
+      if (++i % per_line == 0) list += "\n";
+    }
+    if (i % per_line != 0) list += "\n";
+    std::fputs(list.c_str(), stdout);
+    std::fflush(stdout);
+    return CC_REDISPLAY;
+  }
+
+  void save() {
+    if (history_path_.empty()) return;
+    std::string tmp = history_path_ + ".tmp" + std::to_string(::getpid());
+    HistEvent ev;
+    if (history(history_, &ev, H_SAVE, tmp.c_str()) < 0 ||
+        std::rename(tmp.c_str(), history_path_.c_str()) != 0) {
+      std::remove(tmp.c_str());
+      if (!warned_) {
+        std::fprintf(stderr, "warning: cannot write the history file %s: %s\n",
+                     history_path_.c_str(), std::strerror(errno));
+        warned_ = true;
+      }
+    }
+  }
+
+  CompilationUnit& unit_;
+  std::string history_path_;
+  EditLine* el_ = nullptr;
+  History* history_ = nullptr;
+  std::string prompt_;
+  bool interrupted_ = false;
+  bool warned_ = false;
+};
+
+}  // namespace
+#endif
+
+std::unique_ptr<LineEditor> LineEditor::open(CompilationUnit& unit) {
+#if TSL_HAVE_LIBEDIT
+  if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) return nullptr;
+  const char* term = std::getenv("TERM");
+  if (!term || !*term || std::strcmp(term, "dumb") == 0) return nullptr;
+  if (const char* off = std::getenv("TSL_LINE_EDITING"); off && std::strcmp(off, "0") == 0) {
+    return nullptr;
+  }
+  std::string path;
+  if (const char* env = std::getenv("TSL_HISTORY")) {
+    path = env;
+  } else if (const char* home = std::getenv("HOME")) {
+    path = std::string(home) + "/.tsl_history";
+  }
+  return std::make_unique<LibeditEditor>(unit, path);
+#else
+  (void)unit;
+  return nullptr;
+#endif
+}
+
+}  // namespace tsl

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Line editing in the REPL (Note [Line editing]), through a pseudo-terminal with
+TERM=xterm, as a user types: an arrow key recalls and edits the last line (it inserted
+escape bytes before), Ctrl-A/Ctrl-E/Ctrl-K/Ctrl-U edit, TAB completes a variable, a
+builtin, F.'s members, a Tensor's methods and a meta-command, a block is auto-indented
+and ends at a line of only its indentation, Ctrl-C drops a half-typed line and keeps
+the session, history is written to TSL_HISTORY and read back by the next session, and
+TSL_HISTORY="" keeps none.
+  tests/repl/repl_line_editing.py --tsl build/release/tsl"""
+import argparse
+import os
+import pty
+import re
+import select
+import sys
+import tempfile
+import time
+
+UP, LEFT = b"\x1b[A", b"\x1b[D"
+CTRL_A, CTRL_C, CTRL_D, CTRL_E, CTRL_K, CTRL_U = b"\x01", b"\x03", b"\x04", b"\x05", b"\x0b", b"\x15"
+TAB = b"\t"
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
+
+
+class Terminal:
+    def __init__(self, tsl, timeout, env):
+        self.timeout = timeout
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.environ.update(env)
+            os.environ["TERM"] = "xterm"
+            os.execv(tsl, [tsl])
+        self.screen = b""
+        self.wait_for(b">>> ")
+
+    def wait_for(self, text, since=None):
+        """Reads until `text` appears after offset `since` of everything read."""
+        start = len(self.screen) if since is None else since
+        end = time.time() + self.timeout
+        while time.time() < end:
+            if text in self.screen[start:]:
+                return self.screen[start:]
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                try:
+                    data = os.read(self.fd, 65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    break
+                self.screen += data
+        raise RuntimeError(f"no {text!r} within {self.timeout} s; the screen ends with:\n"
+                           f"{self.plain(self.screen[-600:])}")
+
+    def type(self, keys, until=b">>> "):
+        """Sends keystrokes and returns what the terminal shows up to `until`."""
+        mark = len(self.screen)
+        os.write(self.fd, keys)
+        return self.plain(self.wait_for(until, mark))
+
+    def run(self, keys, wanted):
+        """Sends a line's keystrokes; returns the screen once `wanted` shows and a prompt
+        follows it, or what it shows after the timeout (the check then fails)."""
+        mark = len(self.screen)
+        os.write(self.fd, keys)
+        try:
+            self.wait_for(wanted.encode(), mark)
+            at = self.screen.index(wanted.encode(), mark)
+            self.wait_for(b">>> ", at)
+        except RuntimeError:
+            pass
+        return self.plain(self.screen[mark:])
+
+    def settle(self):
+        time.sleep(0.3)
+        while select.select([self.fd], [], [], 0.1)[0]:
+            self.screen += os.read(self.fd, 65536)
+
+    @staticmethod
+    def plain(data):
+        return ANSI.sub(b"", data).decode(errors="replace")
+
+    def close(self):
+        try:
+            os.write(self.fd, CTRL_D)
+            end = time.time() + self.timeout
+            while time.time() < end:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid:
+                    return os.waitstatus_to_exitcode(status)
+                time.sleep(0.05)
+            os.kill(self.pid, 9)
+            os.waitpid(self.pid, 0)
+            return None
+        finally:
+            os.close(self.fd)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tsl", required=True)
+    ap.add_argument("--timeout", type=float, default=30)
+    args = ap.parse_args()
+    tsl = os.path.abspath(args.tsl)
+    failures = []
+
+    def check(what, shown, wanted, absent=None):
+        if wanted not in shown or (absent is not None and absent in shown):
+            failures.append(f"{what}: expected {wanted!r}"
+                            f"{f' and no {absent!r}' if absent else ''} in:\n{shown}")
+
+    with tempfile.TemporaryDirectory() as folder:
+        history = os.path.join(folder, "history")
+        os.chdir(folder)
+        with open(os.path.join(folder, "prog_file.tsl"), "w") as f:
+            f.write("print('loaded')\n")
+        t = Terminal(tsl, args.timeout, {"TSL_HISTORY": history})
+        try:
+            check("a statement", t.run(b"counter = 41\r", ">>> "), ">>> ")
+            check("a print", t.run(b"print(counter + 1)\r", "42"), "42")
+            # Up recalls the last line; Left moves into it; a character is inserted.
+            check("up arrow", t.run(UP + b"\r", "42"), "42")
+            check("edit a recalled line", t.run(UP + LEFT + b"0\r", "51"), "51")
+            # Ctrl-A / Ctrl-K / Ctrl-E and Ctrl-U.
+            check("ctrl-a ctrl-k", t.run(b"junk" + CTRL_A + CTRL_K + b"print(7)\r", "7"), "7")
+            check("ctrl-u", t.run(b"garbage" + CTRL_U + b"print(8 * 11)" + CTRL_A + CTRL_E + b"\r",
+                                  "88"), "88", absent="error")
+            # TAB: a variable, a builtin, F.'s members (one of them written in TSL), a
+            # method of a Tensor variable, a meta-command, a path after :load.
+            check("tab: variable", t.run(b"print(coun" + TAB + b" * 3)\r", "123"), "123")
+            check("tab: builtin", t.run(b"pri" + TAB + b"(5 * 13)\r", "65"), "65")
+            t.run(b"import torch\r", ">>> ")
+            t.run(b"import torch.nn.functional as F\r", ">>> ")
+            check("tab: F member",
+                  t.run(b"print(F.hardswi" + TAB + b"(torch.tensor([1.0])))\r", "0.6667"), "0.6667")
+            t.run(b"v = torch.tensor([1.0, -2.0])\r", ">>> ")
+            check("tab: tensor method", t.run(b"print(v.ab" + TAB + b"().sum())\r", "tensor(3.)"),
+                  "tensor(3.)")
+            t.type(b"print(v.su" + TAB, until=b"v.su")
+            t.settle()
+            check("tab: several methods listed", t.plain(t.screen[-3000:]), "sum")
+            t.run(CTRL_U + b"\r", ">>> ")
+            check("tab: meta-command", t.run(b":va" + TAB + b"\r", "counter : int"), "counter : int")
+            check("tab: :load path", t.run(b":load prog_fi" + TAB + b"\r", "loaded"), "loaded")
+            # A block: the body is indented for the user; a line of only that
+            # indentation ends it.
+            t.type(b"def twice(a: int) -> int:\r", until=b"... ")
+            t.type(b"return a * 2\r", until=b"... ")
+            t.type(b"\r")
+            check("auto-indent", t.run(b"print(twice(21) + 1000)\r", "1042"), "1042")
+            # Ctrl-C drops a half-typed line; the session goes on.
+            check("ctrl-c", t.run(b"print(1 +" + CTRL_C, "KeyboardInterrupt"), "KeyboardInterrupt")
+            check("after ctrl-c", t.run(b"print(counter - 1)\r", "40"), "40")
+        finally:
+            status = t.close()
+        if status != 0:
+            failures.append(f"Ctrl-D ended the session with status {status}")
+        # libedit's format: a header line, then one line per entry with spaces as \040.
+        saved = open(history).read().replace("\\040", " ") if os.path.exists(history) else ""
+        check("the history file", saved, "print(twice(21) + 1000)")
+        # The next session reads the history: Up recalls the last line of the first.
+        t = Terminal(tsl, args.timeout, {"TSL_HISTORY": history})
+        try:
+            t.run(b"counter = 7\r", ">>> ")
+            check("history across sessions", t.run(UP + UP + b"\r", "6"), "6")
+        finally:
+            t.close()
+        # TSL_HISTORY="" keeps no history.
+        os.remove(history)
+        t = Terminal(tsl, args.timeout, {"TSL_HISTORY": ""})
+        try:
+            check("no history", t.run(b"print(3 * 17)\r", "51"), "51")
+        finally:
+            t.close()
+        if os.listdir(folder) != ["prog_file.tsl"]:
+            failures.append(f"files left in the folder: {sorted(os.listdir(folder))}")
+
+    if failures:
+        print("\n\n".join(failures))
+        print(f"FAIL: {len(failures)} check(s)")
+        return 1
+    print("ok: line editing, completion, auto-indent, Ctrl-C and history")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
