@@ -12,11 +12,14 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -26,9 +29,11 @@
 #include "frontend/repl/code_view.h"
 #include "frontend/repl/line_editor.h"
 #include "ir/dot.h"
+#include "runtime/autograd/node.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernels/output.h"
 #include "runtime/profiler.h"
+#include "runtime/tensor/device_backend.h"
 
 namespace tsl {
 namespace {
@@ -76,6 +81,11 @@ constexpr CommandHelp kCommands[] = {
     {":dot",
      "  :dot NAME        Graphviz DOT of NAME's graph; :dot grad NAME of its gradient\n"
      "                   graph (also written to NAME.svg when Graphviz's dot is installed)\n"},
+    {":tape",
+     "  :tape NAME       the eager autograd tape behind tensor NAME (after ops on tensors\n"
+     "                   that require grad): its nodes in the order backward() runs them,\n"
+     "                   each with the nodes its gradients flow to, and the leaves with\n"
+     "                   their values and .grad\n"},
     {":load", "  :load FILE       run a script in this session\n"},
     {":reload",
      "  :reload MODULE   run an imported TSL module (import MODULE) again from its file;\n"
@@ -190,6 +200,115 @@ void show_vars(CompilationUnit& unit, std::ostream& out) {
       out << (i ? ", " : "") << decl->param_names[i] << ": " << decl->param_types[i]->str();
     }
     out << ")" << (decl->declared_return ? " -> " + decl->declared_return->str() : "") << "\n";
+  }
+}
+
+// A tensor in a line: its values when there are a few, else its shape and a summary.
+std::string tensor_summary(const Tensor& t0) {
+  if (!t0.defined()) return "None";
+  Tensor t = t0.device().is_cpu() ? t0 : copy_to_device(t0, kCPU);
+  std::string head = "Tensor" + shape_str(t.sizes()) + " " + std::string(dtype_name(t.dtype()));
+  if (t.numel() <= 6) {
+    // PyTorch's repr on one line: each continuation line's indentation becomes a space.
+    std::string r = IValue(t).repr(), flat;
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (r[i] != '\n') {
+        flat += r[i];
+        continue;
+      }
+      flat += ' ';
+      while (i + 1 < r.size() && r[i + 1] == ' ') ++i;
+    }
+    return flat;
+  }
+  if (t.dtype() != DType::Float32 && t.dtype() != DType::Float64) return head;
+  Tensor c = t.contiguous();
+  double sum = 0, sq = 0;
+  for (int64_t i = 0; i < c.numel(); ++i) {
+    double v = c.dtype() == DType::Float32 ? c.data_ptr<float>()[i] : c.data_ptr<double>()[i];
+    sum += v;
+    sq += v * v;
+  }
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " mean %.4g norm %.4g", sum / static_cast<double>(c.numel()),
+                std::sqrt(sq));
+  return head + buf;
+}
+
+// Note [The tape view]
+// `:tape loss` prints the eager autograd graph behind a tensor (Note [The eager tape])
+// as PyTorch's grad_fn / next_functions expose it: every node reachable from
+// loss.grad_fn, in the order backward() runs them (latest sequence_nr first, the
+// leaves' AccumulateGrad last), each with the nodes its gradients flow to; a leaf shows
+// the variable it belongs to, its value and its .grad, as micrograd's draw_dot does.
+void show_tape(CompilationUnit& unit, const std::string& name, std::ostream& out,
+               std::ostream& err) {
+  auto it = unit.globals().find(name);
+  if (name.empty() || it == unit.globals().end() || !it->second.value.is_tensor()) {
+    err << "error: :tape takes the name of a tensor variable\n";
+    return;
+  }
+  const Tensor t = it->second.value.to_tensor();
+  autograd::AutogradMeta* meta = autograd::meta_of(t);
+  if (!meta || !meta->grad_fn) {
+    out << name << " has no tape: "
+        << (t.requires_grad() ? "it is a leaf (requires_grad=True); ops on it record one\n"
+                              : "it does not require grad\n");
+    return;
+  }
+  // Every node reachable from grad_fn.
+  std::vector<std::shared_ptr<autograd::Node>> nodes;
+  std::vector<const autograd::Node*> stack{meta->grad_fn.get()};
+  std::set<const autograd::Node*> seen{meta->grad_fn.get()};
+  nodes.push_back(meta->grad_fn);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const autograd::Edge& e : nodes[i]->next_edges()) {
+      if (e.valid() && seen.insert(e.function.get()).second) nodes.push_back(e.function);
+    }
+  }
+  std::stable_sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) {
+    bool la = a->sequence_nr() == autograd::kAccumulateGradSequenceNr;
+    bool lb = b->sequence_nr() == autograd::kAccumulateGradSequenceNr;
+    if (la != lb) return lb;
+    return a->sequence_nr() > b->sequence_nr();
+  });
+  std::map<const autograd::Node*, size_t> index;
+  for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i + 1;
+  // The variables of the session, by tensor, to name the leaves.
+  std::map<const void*, std::string> names;
+  for (const auto& [var, g] : unit.globals()) {
+    if (g.value.is_tensor() && var.find('.') == std::string::npos) {
+      names.emplace(g.value.to_tensor().impl(), var);
+    }
+  }
+  auto label = [&](const autograd::Node* n) {
+    std::string l = "[" + std::to_string(index[n]) + "] " + n->name();
+    if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(n)) {
+      auto v = names.find(acc->variable().impl());
+      l += "(" + (v == names.end() ? std::string("a leaf") : v->second) + ")";
+    }
+    return l;
+  };
+  out << name << " = " << tensor_summary(t) << ": " << nodes.size()
+      << " nodes, in the order backward() runs them\n";
+  for (const auto& n : nodes) {
+    std::string line = "  " + label(n.get());
+    if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(n.get())) {
+      const Tensor& v = acc->variable();
+      autograd::AutogradMeta* m = autograd::meta_of(v);
+      line += "  data " + tensor_summary(v) + "  grad " +
+              (m && m->grad.defined() ? tensor_summary(m->grad) : std::string("None"));
+    } else {
+      line += " (seq " + std::to_string(n->sequence_nr()) + ") ->";
+      bool first = true;
+      for (const autograd::Edge& e : n->next_edges()) {
+        line += first ? " " : ", ";
+        line += e.valid() ? label(e.function.get()) : std::string("None");
+        first = false;
+      }
+      if (n->next_edges().empty()) line += " (nothing)";
+    }
+    out << line << "\n";
   }
 }
 
@@ -327,6 +446,8 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
   if (cmd == ":quit" || cmd == ":q" || cmd == ":exit") return false;
   if (cmd == ":help" || cmd == ":h") {
     show_help(rest, out, err);
+  } else if (cmd == ":tape") {
+    show_tape(unit, rest, out, err);
   } else if (cmd == ":vars") {
     show_vars(unit, out);
   } else if (cmd == ":type") {

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""`:tape NAME` (Note [The tape view]) after an eager backward(), through a
+pseudo-terminal: the nodes behind a loss in the order backward() runs them (latest
+sequence_nr first), each with the nodes its gradients flow to, the leaves last with
+their variable's name, value and .grad (the same numbers `print(w.grad)` shows), a
+summary for a large leaf, and clear answers for a leaf, a tensor without grad and a
+name that is no tensor.
+  tests/repl/repl_tape.py --tsl build/release/tsl"""
+import argparse
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from repl_soak import Session  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tsl", required=True)
+    ap.add_argument("--timeout", type=float, default=60)
+    args = ap.parse_args()
+    failures = []
+    s = Session(os.path.abspath(args.tsl), args.timeout)
+    try:
+        for line in ["import torch", "import torch.nn.functional as F",
+                     "w = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)",
+                     "x = torch.tensor([0.5, 1.0, 2.0])",
+                     "loss = F.mse_loss(w * x, torch.zeros(3)) + w.pow(2).sum()",
+                     "loss.backward()"]:
+            s.send(line)
+        grad_line = s.send("print(w.grad)")
+        tape = s.send(":tape loss")
+        lines = [l.strip() for l in tape.splitlines() if l.strip().startswith("[")]
+        header = [l for l in tape.splitlines() if l.startswith("loss = ")]
+        if not header or "nodes, in the order backward() runs them" not in header[0]:
+            failures.append(f"no header in:\n{tape}")
+        names = [re.sub(r"^\[\d+\] ", "", l).split(" ")[0] for l in lines]
+        if not names or names[0] != "AddBackward0" or names[-1] != "AccumulateGrad(w)":
+            failures.append(f"first node AddBackward0, last AccumulateGrad(w), got {names}")
+        seqs = [int(m.group(1)) for l in lines for m in [re.search(r"\(seq (\d+)\)", l)] if m]
+        if seqs != sorted(seqs, reverse=True) or len(seqs) != len(lines) - 1:
+            failures.append(f"nodes not in backward order: {seqs}")
+        if "[1] AddBackward0" not in tape or "-> [" not in tape:
+            failures.append(f"no edges in:\n{tape}")
+        wanted = re.search(r"tensor\(\[[^\]]*\]\)", grad_line)
+        if not wanted or f"grad {wanted.group(0)}" not in tape:
+            failures.append(f"the leaf's grad {wanted and wanted.group(0)} not in:\n{tape}")
+        s.send("big = torch.ones(20, 30, requires_grad=True)")
+        s.send("y = (big * 3.0).sum()")
+        s.send("y.backward()")
+        big = s.send(":tape y")
+        if "Tensor[20, 30] float32 mean 3 norm" not in big:
+            failures.append(f"no summary of a large grad in:\n{big}")
+        for cmd, wanted in [(":tape w", "w has no tape: it is a leaf"),
+                            (":tape x", "x has no tape: it does not require grad"),
+                            (":tape nothing", "takes the name of a tensor variable"),
+                            (":help tape", ":tape NAME")]:
+            out = s.send(cmd)
+            if wanted not in out:
+                failures.append(f"{cmd}: expected {wanted!r} in:\n{out}")
+    finally:
+        s.close()
+    if failures:
+        print("\n\n".join(failures))
+        print(f"FAIL: {len(failures)} check(s)")
+        return 1
+    print("ok: :tape")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
