@@ -12,9 +12,9 @@ if [ "${TSL_WITH_TORCH:-0}" = 1 ]; then
 fi
 # The examples' real data: scikit-learn's small data sets (digits.csv.gz, iris.csv, ...),
 # which the package installs under /usr/lib/python3/dist-packages/sklearn/datasets/data;
-# and gnuplot (without X), which draws plot(...).
+# gnuplot (without X), which draws plot(...); Graphviz, which draws the REPL's :dot.
 if [ "${TSL_WITH_DATA:-0}" = 1 ]; then
-  packages+=(python3-sklearn gnuplot-nox)
+  packages+=(python3-sklearn gnuplot-nox graphviz)
 fi
 
 missing=()

@@ -80,7 +80,9 @@ constexpr CommandHelp kCommands[] = {
      "                   lifetime and offset in one arena, and the arena over time\n"},
     {":dot",
      "  :dot NAME        Graphviz DOT of NAME's graph; :dot grad NAME of its gradient\n"
-     "                   graph (also written to NAME.svg when Graphviz's dot is installed)\n"},
+     "                   graph (also written to NAME.svg when Graphviz's dot is installed);\n"
+     "                   for a tensor NAME, its tape (see :tape) drawn as micrograd does,\n"
+     "                   each leaf with its data and grad, to NAME.tape.dot (and .svg)\n"},
     {":tape",
      "  :tape NAME       the eager autograd tape behind tensor NAME (after ops on tensors\n"
      "                   that require grad): its nodes in the order backward() runs them,\n"
@@ -241,75 +243,156 @@ std::string tensor_summary(const Tensor& t0) {
 // loss.grad_fn, in the order backward() runs them (latest sequence_nr first, the
 // leaves' AccumulateGrad last), each with the nodes its gradients flow to; a leaf shows
 // the variable it belongs to, its value and its .grad, as micrograd's draw_dot does.
-void show_tape(CompilationUnit& unit, const std::string& name, std::ostream& out,
-               std::ostream& err) {
-  auto it = unit.globals().find(name);
-  if (name.empty() || it == unit.globals().end() || !it->second.value.is_tensor()) {
-    err << "error: :tape takes the name of a tensor variable\n";
-    return;
-  }
-  const Tensor t = it->second.value.to_tensor();
-  autograd::AutogradMeta* meta = autograd::meta_of(t);
-  if (!meta || !meta->grad_fn) {
-    out << name << " has no tape: "
-        << (t.requires_grad() ? "it is a leaf (requires_grad=True); ops on it record one\n"
-                              : "it does not require grad\n");
-    return;
-  }
-  // Every node reachable from grad_fn.
-  std::vector<std::shared_ptr<autograd::Node>> nodes;
-  std::vector<const autograd::Node*> stack{meta->grad_fn.get()};
-  std::set<const autograd::Node*> seen{meta->grad_fn.get()};
-  nodes.push_back(meta->grad_fn);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    for (const autograd::Edge& e : nodes[i]->next_edges()) {
-      if (e.valid() && seen.insert(e.function.get()).second) nodes.push_back(e.function);
+// `:dot loss` draws the same graph (loss.tape.dot, and loss.tape.svg with Graphviz).
+struct TapeView {
+  std::vector<std::shared_ptr<autograd::Node>> nodes;  // in backward order
+  std::map<const autograd::Node*, size_t> index;       // 1-based, as printed
+  std::map<const void*, std::string> names;            // the session's tensors
+
+  TapeView(CompilationUnit& unit, const std::shared_ptr<autograd::Node>& root) {
+    std::set<const autograd::Node*> seen{root.get()};
+    nodes.push_back(root);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      for (const autograd::Edge& e : nodes[i]->next_edges()) {
+        if (e.valid() && seen.insert(e.function.get()).second) nodes.push_back(e.function);
+      }
+    }
+    std::stable_sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) {
+      bool la = a->sequence_nr() == autograd::kAccumulateGradSequenceNr;
+      bool lb = b->sequence_nr() == autograd::kAccumulateGradSequenceNr;
+      if (la != lb) return lb;
+      return a->sequence_nr() > b->sequence_nr();
+    });
+    for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i + 1;
+    for (const auto& [var, g] : unit.globals()) {
+      if (g.value.is_tensor() && var.find('.') == std::string::npos) {
+        names.emplace(g.value.to_tensor().impl(), var);
+      }
     }
   }
-  std::stable_sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) {
-    bool la = a->sequence_nr() == autograd::kAccumulateGradSequenceNr;
-    bool lb = b->sequence_nr() == autograd::kAccumulateGradSequenceNr;
-    if (la != lb) return lb;
-    return a->sequence_nr() > b->sequence_nr();
-  });
-  std::map<const autograd::Node*, size_t> index;
-  for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i + 1;
-  // The variables of the session, by tensor, to name the leaves.
-  std::map<const void*, std::string> names;
-  for (const auto& [var, g] : unit.globals()) {
-    if (g.value.is_tensor() && var.find('.') == std::string::npos) {
-      names.emplace(g.value.to_tensor().impl(), var);
-    }
-  }
-  auto label = [&](const autograd::Node* n) {
-    std::string l = "[" + std::to_string(index[n]) + "] " + n->name();
+
+  // "AddBackward0", or "AccumulateGrad(w)" for a leaf.
+  std::string name(const autograd::Node* n) const {
+    std::string l = n->name();
     if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(n)) {
       auto v = names.find(acc->variable().impl());
       l += "(" + (v == names.end() ? std::string("a leaf") : v->second) + ")";
     }
     return l;
-  };
-  out << name << " = " << tensor_summary(t) << ": " << nodes.size()
+  }
+  std::string label(const autograd::Node* n) const {
+    return "[" + std::to_string(index.at(n)) + "] " + name(n);
+  }
+  static std::string grad_of(const Tensor& v) {
+    autograd::AutogradMeta* m = autograd::meta_of(v);
+    return m && m->grad.defined() ? tensor_summary(m->grad) : std::string("None");
+  }
+};
+
+// The tensor variable `name` and its grad_fn, or a message on `out`/`err` and null.
+std::shared_ptr<autograd::Node> tape_root(CompilationUnit& unit, const std::string& name,
+                                          const char* cmd, Tensor& t, std::ostream& out,
+                                          std::ostream& err) {
+  auto it = unit.globals().find(name);
+  if (name.empty() || it == unit.globals().end() || !it->second.value.is_tensor()) {
+    err << "error: " << cmd << " takes the name of a tensor variable\n";
+    return nullptr;
+  }
+  t = it->second.value.to_tensor();
+  autograd::AutogradMeta* meta = autograd::meta_of(t);
+  if (!meta || !meta->grad_fn) {
+    out << name << " has no tape: "
+        << (t.requires_grad() ? "it is a leaf (requires_grad=True); ops on it record one\n"
+                              : "it does not require grad\n");
+    return nullptr;
+  }
+  return meta->grad_fn;
+}
+
+void show_tape(CompilationUnit& unit, const std::string& name, std::ostream& out,
+               std::ostream& err) {
+  Tensor t;
+  std::shared_ptr<autograd::Node> root = tape_root(unit, name, ":tape", t, out, err);
+  if (!root) return;
+  TapeView tape(unit, root);
+  out << name << " = " << tensor_summary(t) << ": " << tape.nodes.size()
       << " nodes, in the order backward() runs them\n";
-  for (const auto& n : nodes) {
-    std::string line = "  " + label(n.get());
+  for (const auto& n : tape.nodes) {
+    std::string line = "  " + tape.label(n.get());
     if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(n.get())) {
-      const Tensor& v = acc->variable();
-      autograd::AutogradMeta* m = autograd::meta_of(v);
-      line += "  data " + tensor_summary(v) + "  grad " +
-              (m && m->grad.defined() ? tensor_summary(m->grad) : std::string("None"));
+      line += "  data " + tensor_summary(acc->variable()) + "  grad " +
+              TapeView::grad_of(acc->variable());
     } else {
       line += " (seq " + std::to_string(n->sequence_nr()) + ") ->";
       bool first = true;
       for (const autograd::Edge& e : n->next_edges()) {
         line += first ? " " : ", ";
-        line += e.valid() ? label(e.function.get()) : std::string("None");
+        line += e.valid() ? tape.label(e.function.get()) : std::string("None");
         first = false;
       }
       if (n->next_edges().empty()) line += " (nothing)";
     }
     out << line << "\n";
   }
+}
+
+// A DOT label: quotes, backslashes and record punctuation escaped.
+std::string dot_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\' || c == '{' || c == '}' || c == '|' || c == '<' || c == '>') {
+      out += '\\';
+    }
+    out += c;
+  }
+  return out;
+}
+
+// `:dot loss`: the tape drawn as micrograd draws a graph: the loss and each leaf a
+// record (name | data | grad), each backward node a box, arrows the way gradients
+// flow (from the loss down to the leaves).
+void draw_tape(CompilationUnit& unit, const std::string& name, std::ostream& out,
+               std::ostream& err) {
+  Tensor t;
+  std::shared_ptr<autograd::Node> root = tape_root(unit, name, ":dot", t, out, err);
+  if (!root) return;
+  TapeView tape(unit, root);
+  std::string dot = "digraph tape {\n  node [fontname=\"monospace\", fontsize=10];\n";
+  dot += "  loss [shape=record, style=filled, fillcolor=\"#e8f0ff\", label=\"{" + dot_escape(name) +
+         " | data " + dot_escape(tensor_summary(t)) + "}\"];\n";
+  dot += "  loss -> n" + std::to_string(tape.index.at(root.get())) + ";\n";
+  for (const auto& n : tape.nodes) {
+    std::string id = "n" + std::to_string(tape.index.at(n.get()));
+    if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(n.get())) {
+      dot += "  " + id + " [shape=record, style=filled, fillcolor=\"#eaffea\", label=\"{" +
+             dot_escape(tape.name(n.get())) + " | data " +
+             dot_escape(tensor_summary(acc->variable())) + " | grad " +
+             dot_escape(TapeView::grad_of(acc->variable())) + "}\"];\n";
+      continue;
+    }
+    dot += "  " + id + " [shape=box, label=\"" + dot_escape(tape.label(n.get())) + "\\nseq " +
+           std::to_string(n->sequence_nr()) + "\"];\n";
+    for (const autograd::Edge& e : n->next_edges()) {
+      if (e.valid())
+        dot += "  " + id + " -> n" + std::to_string(tape.index.at(e.function.get())) + ";\n";
+    }
+  }
+  dot += "}\n";
+  std::string base;
+  for (char c : name) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  base += ".tape";
+  try {
+    write_file_or_throw(base + ".dot", dot, ":dot");
+  } catch (const Error& e) {
+    err << "error: " << e.what() << "\n";
+    return;
+  }
+  out << "(the tape of " << name << ", " << tape.nodes.size() << " nodes, written to " << base
+      << ".dot";
+  std::string cmd = "command -v dot >/dev/null 2>&1 && dot -Tsvg '" + base + ".dot' -o '" + base +
+                    ".svg' 2>/dev/null";
+  if (std::system(cmd.c_str()) == 0) out << " and drawn to " << base << ".svg";
+  out << ")\n";
 }
 
 void show_type(CompilationUnit& unit, const std::string& expr, std::ostream& out,
@@ -456,6 +539,9 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
     show_graph(unit, "graph", rest, out, err);
   } else if (cmd == ":grad") {
     show_graph(unit, "grad", rest, out, err);
+  } else if (cmd == ":dot" && unit.globals().count(rest) &&
+             unit.globals().at(rest).value.is_tensor()) {
+    draw_tape(unit, rest, out, err);
   } else if (cmd == ":dot" || cmd == ":opt" || cmd == ":passes") {
     std::string what = cmd.substr(1);
     if (rest.rfind("grad ", 0) == 0) {

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""`:tape NAME` (Note [The tape view]) after an eager backward(), through a
+"""`:tape NAME` and `:dot NAME` (Note [The tape view]) after an eager backward(), through a
 pseudo-terminal: the nodes behind a loss in the order backward() runs them (latest
 sequence_nr first), each with the nodes its gradients flow to, the leaves last with
 their variable's name, value and .grad (the same numbers `print(w.grad)` shows), a
 summary for a large leaf, and clear answers for a leaf, a tensor without grad and a
-name that is no tensor.
+name that is no tensor; `:dot loss` writes loss.tape.dot with the same nodes and the
+leaf's grad, which Graphviz renders (loss.tape.svg where it is installed).
   tests/repl/repl_tape.py --tsl build/release/tsl"""
 import argparse
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from repl_soak import Session  # noqa: E402
@@ -21,7 +25,10 @@ def main():
     ap.add_argument("--timeout", type=float, default=60)
     args = ap.parse_args()
     failures = []
-    s = Session(os.path.abspath(args.tsl), args.timeout)
+    tsl = os.path.abspath(args.tsl)
+    folder = tempfile.mkdtemp()
+    os.chdir(folder)
+    s = Session(tsl, args.timeout)
     try:
         for line in ["import torch", "import torch.nn.functional as F",
                      "w = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)",
@@ -52,6 +59,22 @@ def main():
         big = s.send(":tape y")
         if "Tensor[20, 30] float32 mean 3 norm" not in big:
             failures.append(f"no summary of a large grad in:\n{big}")
+        # :dot of a tensor draws its tape: a DOT file (and an SVG where Graphviz is).
+        drawn = s.send(":dot loss")
+        if "written to loss.tape.dot" not in drawn or not os.path.exists("loss.tape.dot"):
+            failures.append(f":dot loss wrote no loss.tape.dot:\n{drawn}")
+        else:
+            dot_text = open("loss.tape.dot").read()
+            leaf_grad = "grad " + (wanted.group(0) if wanted else "?")
+            for piece in ["AccumulateGrad(w)", "AddBackward0", leaf_grad]:
+                if piece not in dot_text.replace("\\", ""):
+                    failures.append(f"{piece!r} not in loss.tape.dot:\n{dot_text}")
+            if shutil.which("dot"):
+                r = subprocess.run(["dot", "-Tsvg", "loss.tape.dot"], capture_output=True, text=True)
+                if r.returncode != 0 or "<svg" not in r.stdout:
+                    failures.append(f"dot could not render loss.tape.dot: {r.stderr}")
+                if "drawn to loss.tape.svg" not in drawn or not os.path.exists("loss.tape.svg"):
+                    failures.append(f":dot loss drew no SVG with Graphviz installed:\n{drawn}")
         for cmd, wanted in [(":tape w", "w has no tape: it is a leaf"),
                             (":tape x", "x has no tape: it does not require grad"),
                             (":tape nothing", "takes the name of a tensor variable"),
@@ -61,6 +84,7 @@ def main():
                 failures.append(f"{cmd}: expected {wanted!r} in:\n{out}")
     finally:
         s.close()
+        shutil.rmtree(folder, ignore_errors=True)
     if failures:
         print("\n\n".join(failures))
         print(f"FAIL: {len(failures)} check(s)")
