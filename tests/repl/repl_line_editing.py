@@ -81,6 +81,8 @@ class Terminal:
         return ANSI.sub(b"", data).decode(errors="replace")
 
     def close(self):
+        """Ctrl-D at the prompt; the exit status (None: still running at the timeout).
+        The terminal is read meanwhile, so that the REPL never blocks writing to it."""
         try:
             os.write(self.fd, CTRL_D)
             end = time.time() + self.timeout
@@ -88,7 +90,11 @@ class Terminal:
                 pid, status = os.waitpid(self.pid, os.WNOHANG)
                 if pid:
                     return os.waitstatus_to_exitcode(status)
-                time.sleep(0.05)
+                if select.select([self.fd], [], [], 0.05)[0]:
+                    try:
+                        self.screen += os.read(self.fd, 65536)
+                    except OSError:
+                        pass
             os.kill(self.pid, 9)
             os.waitpid(self.pid, 0)
             return None
@@ -154,7 +160,8 @@ def main():
         finally:
             status = t.close()
         if status != 0:
-            failures.append(f"Ctrl-D ended the session with status {status}")
+            failures.append(f"Ctrl-D ended the session with status {status}; the screen ends "
+                            f"with:\n{t.plain(t.screen[-800:])}")
         # libedit's format: a header line, then one line per entry with spaces as \040.
         saved = open(history).read().replace("\\040", " ") if os.path.exists(history) else ""
         check("the history file", saved, "print(twice(21) + 1000)")
