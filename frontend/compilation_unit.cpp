@@ -260,8 +260,20 @@ std::shared_ptr<FunctionDecl> CompilationUnit::declare(const std::shared_ptr<ast
     decl->param_names.push_back(p.name);
     TypePtr t = p.annotation ? types.resolve_type(*p.annotation) : Type::tensor();
     decl->param_types.push_back(t);
+    decl->broadcast_lengths.push_back(p.annotation ? broadcasting_list_length(*p.annotation) : 0);
     if (p.default_value) {
-      decl->defaults.push_back(evaluate_default(*this, *p.default_value, t));
+      int repeat = decl->broadcast_lengths.back();
+      if (repeat > 0 && p.default_value->kind != ast::ExprKind::List &&
+          p.default_value->kind != ast::ExprKind::Tuple &&
+          p.default_value->kind != ast::ExprKind::None) {
+        // `kernel_size: BroadcastingList2[int] = 1` stands for [1, 1].
+        TypePtr list_type = t->kind() == TypeKind::Optional ? t->element() : t;
+        IValue one = evaluate_default(*this, *p.default_value, list_type->element());
+        decl->defaults.push_back(IValue(IntrusivePtr<ListImpl>(
+            new ListImpl(std::vector<IValue>(static_cast<size_t>(repeat), one)))));
+      } else {
+        decl->defaults.push_back(evaluate_default(*this, *p.default_value, t));
+      }
     } else {
       if (!decl->defaults.empty() && decl->defaults.back()) {
         compile_error(p.range,
@@ -596,7 +608,8 @@ bool same_constants(const ConstantArgs& a, const ConstantArgs& b) {
     const std::optional<IValue>* y = i < b.size() ? &b[i] : nullptr;
     bool hx = x && x->has_value(), hy = y && y->has_value();
     if (hx != hy) return false;
-    if (hx && (*x)->to_str() != (*y)->to_str()) return false;
+    if (hx && (*x)->is_none() != (*y)->is_none()) return false;
+    if (hx && !(*x)->is_none() && (*x)->to_str() != (*y)->to_str()) return false;
   }
   return true;
 }
@@ -605,9 +618,11 @@ bool same_constants(const ConstantArgs& a, const ConstantArgs& b) {
 // A gradient rule needs a mode such as mse_loss's reduction as a constant (the
 // gradient's shape and formula depend on it), but a function often takes it as a
 // parameter: `def loss(x, red: str): return F.mse_loss(x, y, reduction=red)` with
-// `grad(loss)(x, "sum")`. So a transform is compiled once per set of constant str
-// arguments its calls pass: in that version the forward's str parameters are those
-// constants, folded (`if red == "mean":` too) before it is differentiated. The
+// `grad(loss)(x, "sum")`; and a rule with an optional weight or bias needs to know
+// whether it is None (`grad(f)(x, None)` for `w: Optional[Tensor]`). So a transform is
+// compiled once per set of constant str and None arguments its calls pass: in that
+// version the forward's parameters are those constants, folded (`if red == "mean":`
+// too) before it is differentiated. The
 // parameters stay in the signature, so every version is called alike. A transform whose
 // parameters are its inner function's (grad, vmap, hessian, ...) passes the constants
 // on, so grad(grad(loss))(x, "sum") specializes both.
@@ -617,7 +632,12 @@ void bind_constant_args(Graph& forward, const ConstantArgs& constants, const Sou
   for (size_t i = 0; i < constants.size() && i < forward.inputs().size(); ++i) {
     if (!constants[i]) continue;
     Value* param = forward.inputs()[i];
-    Value* k = forward.insert_constant(*constants[i], Type::str_(), use);
+    Value* k;
+    if (constants[i]->is_none()) {
+      k = forward.insert_constant(IValue(), Type::none(), use);
+    } else {
+      k = forward.insert_constant(*constants[i], Type::str_(), use);
+    }
     if (param->type()->kind() == TypeKind::Optional) {
       k = forward.insert_op(OpId::to_optional, {k}, param->type(), use);
     }

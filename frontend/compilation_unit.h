@@ -29,8 +29,8 @@ struct GlobalVar {
   TypePtr type;  // static type (refined from the value when read)
 };
 
-// Per parameter, the constant str a call passes, or nullopt (see Note [Transforms of
-// constant modes] in compilation_unit.cpp).
+// Per parameter, the constant str or None a call passes, or nullopt (see Note
+// [Transforms of constant modes] in compilation_unit.cpp).
 using ConstantArgs = std::vector<std::optional<IValue>>;
 
 // A `def`: its AST, signature and compiled versions.
@@ -42,6 +42,9 @@ struct FunctionDecl {
   std::vector<std::string> param_names;
   std::vector<TypePtr> param_types;
   std::vector<std::optional<IValue>> defaults;
+  // Per parameter, N for a `BroadcastingListN[T]` annotation (TorchScript's: an int or
+  // float argument is the list of N copies, as F.max_pool2d's kernel_size=3), else 0.
+  std::vector<int> broadcast_lengths;
   TypePtr declared_return;  // null when inferred
 
   // A function made by a transform (`grad(f, argnums=1)`) rather than by `def`.
@@ -73,8 +76,8 @@ struct FunctionDecl {
     std::vector<std::string> hidden_globals;  // extra graph inputs, after the params
     std::vector<TypePtr> hidden_types;
     uint64_t generation = 0;
-    // A transform's version specialized for constant str arguments (Note [Transforms
-    // of constant modes]): one entry per parameter, the constant or nullopt.
+    // A transform's version specialized for constant str and None arguments (Note
+    // [Transforms of constant modes]): one entry per parameter, the constant or nullopt.
     ConstantArgs constant_args = {};
   };
   std::vector<Compiled> compiled;

@@ -80,6 +80,22 @@ bool is_transform(const std::string& name) {
 
 }  // namespace
 
+int broadcasting_list_length(const ast::Expr& annotation) {
+  if (annotation.kind != ast::ExprKind::Subscript) return 0;
+  const ast::Expr& head = *ast::as<ast::Subscript>(annotation).value;
+  std::string name;
+  if (head.kind == ast::ExprKind::Name) name = ast::as<ast::Name>(head).id;
+  if (head.kind == ast::ExprKind::Attribute) name = ast::as<ast::Attribute>(head).attr;
+  if (name == "Optional") {
+    const auto& s = ast::as<ast::Subscript>(annotation);
+    return s.indices.size() == 1 ? broadcasting_list_length(*s.indices[0]) : 0;
+  }
+  if (name == "BroadcastingList1") return 1;
+  if (name == "BroadcastingList2") return 2;
+  if (name == "BroadcastingList3") return 3;
+  return 0;
+}
+
 uint32_t builtin_namespace(const std::string& module) {
   if (module == "torch") return opflags::TORCH;
   if (module == "torch.nn.functional") return opflags::NNF;
@@ -1181,8 +1197,21 @@ Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& a
       if (inputs[i])
         compile_error(a.range, decl.name + "() got multiple values for argument '" + a.name + "'");
     }
+    Value* arg = a.value;
+    int repeat = i < decl.broadcast_lengths.size() ? decl.broadcast_lengths[i] : 0;
+    TypePtr list_type = decl.param_types[i];
+    if (list_type->kind() == TypeKind::Optional) list_type = list_type->element();
+    if (repeat > 0 && arg->type()->is_number() && list_type->kind() == TypeKind::List) {
+      // BroadcastingListN[T]: one T stands for N copies (kernel_size=3 is [3, 3]).
+      TypePtr elem = list_type->element();
+      Value* one = convert_to(arg, elem, a.range, "argument");
+      std::vector<Value*> copies(static_cast<size_t>(repeat), one);
+      Node* list = graph_.insert(graph_.create(OpId::ListConstruct, copies, 1));
+      list->set_range(a.range);
+      arg = list->output()->set_type(Type::list(elem));
+    }
     TypePtr var;
-    Conversion conv = conversion_for(a.value->type(), decl.param_types[i], var, false, a.value);
+    Conversion conv = conversion_for(arg->type(), decl.param_types[i], var, false, arg);
     if (conv == Conversion::Reject) {
       std::string hint;
       if (decl.param_types[i]->is_tensor() && a.value->type()->is_number()) {
@@ -1193,7 +1222,7 @@ Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& a
                                  "() must be " + decl.param_types[i]->str() + ", not " +
                                  a.value->type()->str() + hint);
     }
-    inputs[i] = apply_conversion(graph_, a.value, conv, decl.param_types[i], a.range);
+    inputs[i] = apply_conversion(graph_, arg, conv, decl.param_types[i], a.range);
     if (decl.param_types[i]->kind() == TypeKind::Optional &&
         !inputs[i]->type()->equals(*decl.param_types[i])) {
       inputs[i] = convert_to(inputs[i], decl.param_types[i], a.range, "argument");
@@ -1210,7 +1239,7 @@ Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& a
         constant(d, d.is_none() ? Type::none() : type_of_value(d, decl.param_types[i]), range);
     inputs[i] = convert_to(v, decl.param_types[i], range, "default");
   }
-  // A transform is specialized for the constant str arguments it is called with (Note
+  // A transform is specialized for the constant str and None arguments it is called with (Note
   // [Transforms of constant modes] in compilation_unit.cpp).
   ConstantArgs constants;
   if (decl.transform) {
@@ -1218,9 +1247,9 @@ Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& a
     for (size_t i = 0; i < n; ++i) {
       const Value* v = inputs[i];
       if (v->node()->op() == OpId::to_optional) v = v->node()->input(0);
-      if (v->node()->op() == OpId::Constant && v->type()->kind() == TypeKind::Str) {
-        constants[i] = v->node()->attr("value");
-      }
+      if (v->node()->op() != OpId::Constant) continue;
+      const IValue& k = v->node()->attr("value");
+      if (v->type()->kind() == TypeKind::Str || k.is_none()) constants[i] = k;
     }
   }
   const FunctionDecl::Compiled& compiled = unit_.compile_function(decl, range, constants);
@@ -1789,6 +1818,12 @@ TypePtr Emitter::resolve_type(const ast::Expr& e) {
     std::vector<TypePtr> args;
     for (const auto& i : s.indices) args.push_back(resolve_type(*i));
     if ((head == "List" || head == "list") && args.size() == 1) return Type::list(args[0]);
+    // BroadcastingListN[T] is List[T] whose argument may also be one T (the call
+    // repeats it; FunctionDecl::broadcast_lengths).
+    if (head.starts_with("BroadcastingList") && broadcasting_list_length(e) > 0 &&
+        args.size() == 1) {
+      return Type::list(args[0]);
+    }
     if ((head == "Optional") && args.size() == 1) return Type::optional(args[0]);
     if (head == "Tuple" || head == "tuple") {
       if (s.indices.size() == 1 && s.indices[0]->kind == ast::ExprKind::Tuple) {

@@ -77,6 +77,9 @@ uint32_t builtin_namespace(const std::string& module);
 // sugar such as torch.addcmul), as `from module import name` binds it.
 bool is_builtin_of(const std::string& module, const std::string& name);
 
+// N for a `BroadcastingListN[T]` annotation (N = 1, 2 or 3), else 0.
+int broadcasting_list_length(const ast::Expr& annotation);
+
 // Something a name or attribute can stand for.
 struct Sugared {
   enum class Kind { Value, Module, UserFunction, Builtin, TypingName };

@@ -75,6 +75,15 @@ std::string constant_mode(const RuleContext& c, size_t i, std::string_view what)
   return k->to_str();
 }
 
+Sym optional_tensor(const RuleContext& c, size_t i) {
+  Sym v = c.input(i);
+  if (v.value()->type()->kind() != TypeKind::Optional) return v;
+  Graph& graph = FormulaScope::graph();
+  Node* u = graph.insert(graph.create(OpId::unwrap_optional, {v.value()}));
+  u->set_range(FormulaScope::range());
+  return Sym(u->output()->set_type(v.value()->type()->element()));
+}
+
 bool has_optional_input(const RuleContext& c, size_t i) {
   if (c.input(i).value()->type()->kind() == TypeKind::None) return false;
   const IValue* k = c.constant_input(i);

@@ -102,6 +102,10 @@ Sym add_tangents(Sym a, Sym b);
 Sym apply_with_input(const RuleContext& c, size_t i, Sym replacement);
 // Whether optional tensor input i (a bias, a weight) is given: not None.
 bool has_optional_input(const RuleContext& c, size_t i);
+// Optional tensor input i (given: has_optional_input) as a Tensor: unwrapped when the
+// graph holds it as Optional[Tensor] (a `bias: Optional[Tensor]` parameter), so that
+// size() and the ops a rule builds on it get a Tensor, as the IR's schemas require.
+Sym optional_tensor(const RuleContext& c, size_t i);
 // The value of input i, a str that selects what the op computes (reduction='sum',
 // approximate='tanh'): each value has its own gradient formula, so it must be a
 // constant (the eager tape makes it one, Note [Modes are constants on the tape] in

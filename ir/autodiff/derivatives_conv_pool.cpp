@@ -22,7 +22,7 @@ std::vector<Sym> conv2d_vjp(const RuleContext& c) {
   if (c.needs(0)) gx = conv_op(c, OpId::conv2d_input_backward, g, w, size(x));
   if (c.needs(1)) gw = conv_op(c, OpId::conv2d_weight_backward, g, x, size(w));
   if (c.needs(2) && has_optional_input(c, 2)) {
-    gb = sum_to(sum(g, std::vector<int64_t>{-2, -1}, false), c.input(2));
+    gb = sum_to(sum(g, std::vector<int64_t>{-2, -1}, false), optional_tensor(c, 2));
   }
   return {gx, gw, gb};
 }

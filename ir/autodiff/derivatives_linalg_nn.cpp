@@ -69,18 +69,7 @@ std::vector<Sym> linear_vjp(const RuleContext& c) {
     Sym in_features = call(OpId::size_dim, {w, 1});
     gw = call(OpId::mm, {call(OpId::t, {rows(g, out_features)}), rows(x, in_features)});
   }
-  if (c.needs(2) && has_optional_input(c, 2)) {
-    // The bias as a Tensor (an Optional[Tensor] argument, `bias: Optional[Tensor]`,
-    // holds one here) for the shape it sums to.
-    Sym b = c.input(2);
-    if (b.value()->type()->kind() == TypeKind::Optional) {
-      Graph& graph = FormulaScope::graph();
-      Node* u = graph.insert(graph.create(OpId::unwrap_optional, {b.value()}));
-      u->set_range(FormulaScope::range());
-      b = Sym(u->output()->set_type(b.value()->type()->element()));
-    }
-    gb = sum_to(g, b);
-  }
+  if (c.needs(2) && has_optional_input(c, 2)) gb = sum_to(g, optional_tensor(c, 2));
   return {gx, gw, gb};
 }
 std::vector<Sym> linear_jvp(const RuleContext& c) {

@@ -46,9 +46,9 @@ std::vector<Sym> layer_norm_vjp(const RuleContext& c) {
   Sym g = c.grad();
   bool has_w = has_optional_input(c, 2), has_b = has_optional_input(c, 3);
   Sym gx, gw, gb;
-  if (c.needs(0)) gx = input_part(n, has_w ? g * c.input(2) : g);
-  if (has_w && c.needs(2)) gw = sum_to(g * n.xhat, c.input(2));
-  if (has_b && c.needs(3)) gb = sum_to(g, c.input(3));
+  if (c.needs(0)) gx = input_part(n, has_w ? g * optional_tensor(c, 2) : g);
+  if (has_w && c.needs(2)) gw = sum_to(g * n.xhat, optional_tensor(c, 2));
+  if (has_b && c.needs(3)) gb = sum_to(g, optional_tensor(c, 3));
   return {gx, Sym(), gw, gb, Sym(), Sym()};
 }
 std::vector<Sym> layer_norm_jvp(const RuleContext& c) {
@@ -58,7 +58,7 @@ std::vector<Sym> layer_norm_jvp(const RuleContext& c) {
   Sym out;
   if (tx) {
     Sym d = input_part(n, tx);
-    out = has_optional_input(c, 2) ? d * c.input(2) : d;
+    out = has_optional_input(c, 2) ? d * optional_tensor(c, 2) : d;
   }
   if (tw) out = add_tangents(out, tw * n.xhat);
   if (tb) out = add_tangents(out, tb + zeros_like(c.output()));
