@@ -180,6 +180,26 @@ Completions complete(CompilationUnit& unit, const std::string& before) {
   return c;
 }
 
+bool wait_for_input() {
+  sigset_t sigint, saved;
+  sigemptyset(&sigint);
+  sigaddset(&sigint, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigint, &saved);
+  bool interrupted = g_interrupt_requested.exchange(false);
+  if (!interrupted) {
+    sigset_t during = saved;
+    sigdelset(&during, SIGINT);
+    pollfd in{STDIN_FILENO, POLLIN, 0};
+    int r;
+    do {
+      r = ppoll(&in, 1, nullptr, &during);
+      interrupted = g_interrupt_requested.exchange(false);
+    } while (r < 0 && errno == EINTR && !interrupted);
+  }
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  return !interrupted;
+}
+
 std::string next_indent(const std::string& last_line) {
   size_t n = last_line.find_first_not_of(" \t");
   if (n == std::string::npos) return "";
@@ -276,7 +296,7 @@ class LibeditEditor final : public LineEditor {
     unsigned char bytes[4];
     int want = 1;
     for (int got = 0; got < want;) {
-      if (got == 0 && !self.wait_for_input()) {
+      if (got == 0 && !wait_for_input()) {
         self.interrupted_ = true;
         errno = EINTR;
         return -1;
@@ -299,27 +319,6 @@ class LibeditEditor final : public LineEditor {
     }
     *out = c;
     return 1;
-  }
-
-  // Waits for stdin with SIGINT unblocked only while waiting; false after Ctrl-C.
-  bool wait_for_input() {
-    sigset_t sigint, saved;
-    sigemptyset(&sigint);
-    sigaddset(&sigint, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigint, &saved);
-    bool interrupted = g_interrupt_requested.exchange(false);
-    if (!interrupted) {
-      sigset_t during = saved;
-      sigdelset(&during, SIGINT);
-      pollfd in{STDIN_FILENO, POLLIN, 0};
-      int r;
-      do {
-        r = ppoll(&in, 1, nullptr, &during);
-        interrupted = g_interrupt_requested.exchange(false);
-      } while (r < 0 && errno == EINTR && !interrupted);
-    }
-    pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-    return !interrupted;
   }
 
   static unsigned char on_tab(EditLine* el, int) {

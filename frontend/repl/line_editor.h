@@ -39,6 +39,10 @@ struct Completions {
 };
 Completions complete(CompilationUnit& unit, const std::string& before);
 
+// Waits until stdin is readable, with SIGINT unblocked only while waiting (Note [Ctrl-C
+// at the prompt] in repl.cpp); false when Ctrl-C came first (the flag is cleared).
+bool wait_for_input();
+
 // The indentation the next line of a block starts with: the last line's, one level
 // deeper after a line ending in ':'.
 std::string next_indent(const std::string& last_line);

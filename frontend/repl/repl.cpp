@@ -4,8 +4,6 @@
 
 #include "runtime/kernels/files.h"
 
-#include <poll.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -605,30 +603,9 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
 // the prompt is printed but before the read starts would be lost (the read then waits
 // for a line while the flag waits for a loop to stop). So an interactive REPL waits
 // for its input with ppoll, which unblocks SIGINT only while it waits: the signal
-// stays pending until then. A terminal in canonical mode hands over one line per
-// read, so a line is complete when stdin is readable.
+// stays pending until then (wait_for_input in line_editor.h). A terminal in canonical
+// mode hands over one line per read, so a line is complete when stdin is readable.
 //
-// Waits until stdin has a line; false when Ctrl-C came first (the flag is cleared).
-bool wait_for_line() {
-  sigset_t sigint, saved;
-  sigemptyset(&sigint);
-  sigaddset(&sigint, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &sigint, &saved);
-  bool interrupted = g_interrupt_requested.exchange(false);
-  if (!interrupted) {
-    sigset_t during = saved;
-    sigdelset(&during, SIGINT);
-    pollfd in{STDIN_FILENO, POLLIN, 0};
-    int r;
-    do {
-      r = ppoll(&in, 1, nullptr, &during);
-      interrupted = g_interrupt_requested.exchange(false);
-    } while (r < 0 && errno == EINTR && !interrupted);
-  }
-  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  return !interrupted;
-}
-
 }  // namespace
 
 int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::ostream& err,
@@ -669,7 +646,7 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
       last_line = line;
     } else {
       if (options.prompts) out << (buffer.empty() ? ">>> " : "... ") << std::flush;
-      if (terminal && !wait_for_line()) {  // Note [Ctrl-C at the prompt]
+      if (terminal && !wait_for_input()) {  // Note [Ctrl-C at the prompt]
         out << "\nKeyboardInterrupt\n";
         buffer.clear();
         continue;

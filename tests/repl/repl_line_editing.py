@@ -14,6 +14,7 @@ import re
 import select
 import sys
 import tempfile
+import termios
 import time
 
 UP, LEFT = b"\x1b[A", b"\x1b[D"
@@ -52,9 +53,25 @@ class Terminal:
         raise RuntimeError(f"no {text!r} within {self.timeout} s; the screen ends with:\n"
                            f"{self.plain(self.screen[-600:])}")
 
+    def editing(self):
+        """Waits until the line editor reads the terminal (raw mode: ICANON off) before
+        keys are sent. Between lines the terminal is in canonical mode, where the line
+        discipline turns a Ctrl-D into an end of input that is lost when the editor
+        switches back to raw mode; a user types at the prompt."""
+        end = time.time() + self.timeout
+        while time.time() < end:
+            if not termios.tcgetattr(self.fd)[3] & termios.ICANON:
+                return
+            if select.select([self.fd], [], [], 0.01)[0]:
+                try:
+                    self.screen += os.read(self.fd, 65536)
+                except OSError:
+                    return
+
     def type(self, keys, until=b">>> "):
         """Sends keystrokes and returns what the terminal shows up to `until`."""
         mark = len(self.screen)
+        self.editing()
         os.write(self.fd, keys)
         return self.plain(self.wait_for(until, mark))
 
@@ -62,6 +79,7 @@ class Terminal:
         """Sends a line's keystrokes; returns the screen once `wanted` shows and a prompt
         follows it, or what it shows after the timeout (the check then fails)."""
         mark = len(self.screen)
+        self.editing()
         os.write(self.fd, keys)
         try:
             self.wait_for(wanted.encode(), mark)
@@ -84,6 +102,7 @@ class Terminal:
         """Ctrl-D at the prompt; the exit status (None: still running at the timeout).
         The terminal is read meanwhile, so that the REPL never blocks writing to it."""
         try:
+            self.editing()
             os.write(self.fd, CTRL_D)
             end = time.time() + self.timeout
             while time.time() < end:
