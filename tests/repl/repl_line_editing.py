@@ -9,116 +9,52 @@ TSL_HISTORY="" keeps none.
   tests/repl/repl_line_editing.py --tsl build/release/tsl"""
 import argparse
 import os
-import pty
-import re
-import select
 import sys
 import tempfile
-import termios
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pty_session import Session, plain  # noqa: E402
 
 UP, LEFT = b"\x1b[A", b"\x1b[D"
 CTRL_A, CTRL_C, CTRL_D, CTRL_E, CTRL_K, CTRL_U = b"\x01", b"\x03", b"\x04", b"\x05", b"\x0b", b"\x15"
 TAB = b"\t"
-ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
 
 
-class Terminal:
+class Terminal(Session):
+    """The REPL with TERM=xterm, driven key by key. Keys go only once the line editor
+    reads the terminal (raw mode: ICANON off): between lines the terminal is in
+    canonical mode, where the line discipline turns a Ctrl-D into an end of input that
+    is lost when the editor switches back to raw mode; a user types at the prompt."""
+
     def __init__(self, tsl, timeout, env):
-        self.timeout = timeout
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:
-            os.environ.update(env)
-            os.environ["TERM"] = "xterm"
-            os.execv(tsl, [tsl])
-        self.screen = b""
-        self.wait_for(b">>> ")
+        super().__init__(tsl, timeout, term="xterm", env=env, ready=b">>> ")
 
-    def wait_for(self, text, since=None):
-        """Reads until `text` appears after offset `since` of everything read."""
-        start = len(self.screen) if since is None else since
-        end = time.time() + self.timeout
-        while time.time() < end:
-            if text in self.screen[start:]:
-                return self.screen[start:]
-            ready, _, _ = select.select([self.fd], [], [], 0.1)
-            if ready:
-                try:
-                    data = os.read(self.fd, 65536)
-                except OSError:
-                    data = b""
-                if not data:
-                    break
-                self.screen += data
-        raise RuntimeError(f"no {text!r} within {self.timeout} s; the screen ends with:\n"
-                           f"{self.plain(self.screen[-600:])}")
-
-    def editing(self):
-        """Waits until the line editor reads the terminal (raw mode: ICANON off) before
-        keys are sent. Between lines the terminal is in canonical mode, where the line
-        discipline turns a Ctrl-D into an end of input that is lost when the editor
-        switches back to raw mode; a user types at the prompt."""
-        end = time.time() + self.timeout
-        while time.time() < end:
-            if not termios.tcgetattr(self.fd)[3] & termios.ICANON:
-                return
-            if select.select([self.fd], [], [], 0.01)[0]:
-                try:
-                    self.screen += os.read(self.fd, 65536)
-                except OSError:
-                    return
+    def write(self, keys):
+        self.wait_for_raw_mode()
+        super().write(keys)
 
     def type(self, keys, until=b">>> "):
         """Sends keystrokes and returns what the terminal shows up to `until`."""
         mark = len(self.screen)
-        self.editing()
-        os.write(self.fd, keys)
-        return self.plain(self.wait_for(until, mark))
+        self.write(keys)
+        return plain(self.wait_for(until, mark))
 
     def run(self, keys, wanted):
         """Sends a line's keystrokes; returns the screen once `wanted` shows and a prompt
         follows it, or what it shows after the timeout (the check then fails)."""
         mark = len(self.screen)
-        self.editing()
-        os.write(self.fd, keys)
+        self.write(keys)
         try:
             self.wait_for(wanted.encode(), mark)
             at = self.screen.index(wanted.encode(), mark)
             self.wait_for(b">>> ", at)
         except RuntimeError:
             pass
-        return self.plain(self.screen[mark:])
-
-    def settle(self):
-        time.sleep(0.3)
-        while select.select([self.fd], [], [], 0.1)[0]:
-            self.screen += os.read(self.fd, 65536)
-
-    @staticmethod
-    def plain(data):
-        return ANSI.sub(b"", data).decode(errors="replace")
+        return plain(self.screen[mark:])
 
     def close(self):
-        """Ctrl-D at the prompt; the exit status (None: still running at the timeout).
-        The terminal is read meanwhile, so that the REPL never blocks writing to it."""
-        try:
-            self.editing()
-            os.write(self.fd, CTRL_D)
-            end = time.time() + self.timeout
-            while time.time() < end:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-                if pid:
-                    return os.waitstatus_to_exitcode(status)
-                if select.select([self.fd], [], [], 0.05)[0]:
-                    try:
-                        self.screen += os.read(self.fd, 65536)
-                    except OSError:
-                        pass
-            os.kill(self.pid, 9)
-            os.waitpid(self.pid, 0)
-            return None
-        finally:
-            os.close(self.fd)
+        """Ctrl-D at the prompt; the exit status (None: still running at the timeout)."""
+        return super().close(CTRL_D)
 
 
 def main():
@@ -162,8 +98,8 @@ def main():
             check("tab: tensor method", t.run(b"print(v.ab" + TAB + b"().sum())\r", "tensor(3.)"),
                   "tensor(3.)")
             t.type(b"print(v.su" + TAB, until=b"v.su")
-            t.settle()
-            check("tab: several methods listed", t.plain(t.screen[-3000:]), "sum")
+            t.drain()
+            check("tab: several methods listed", plain(t.screen[-3000:]), "sum")
             t.run(CTRL_U + b"\r", ">>> ")
             check("tab: meta-command", t.run(b":va" + TAB + b"\r", "counter : int"), "counter : int")
             check("tab: :load path", t.run(b":load prog_fi" + TAB + b"\r", "loaded"), "loaded")
@@ -180,7 +116,7 @@ def main():
             status = t.close()
         if status != 0:
             failures.append(f"Ctrl-D ended the session with status {status}; the screen ends "
-                            f"with:\n{t.plain(t.screen[-800:])}")
+                            f"with:\n{plain(t.screen[-800:])}")
         # libedit's format: a header line, then one line per entry with spaces as \040.
         saved = open(history).read().replace("\\040", " ") if os.path.exists(history) else ""
         check("the history file", saved, "print(twice(21) + 1000)")

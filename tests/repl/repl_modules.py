@@ -11,7 +11,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from repl_soak import Session  # noqa: E402
+from pty_session import Session  # noqa: E402
 
 
 def write_module(folder, value, extra=""):

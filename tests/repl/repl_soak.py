@@ -10,74 +10,20 @@ On failure it prints the seed and the last statements sent.
   tests/repl/repl_soak.py --tsl build/release/tsl [--count 10000] [--seed 1]"""
 import argparse
 import os
-import pty
 import random
-import select
-import signal
 import sys
 import time
 
-PROMPT = b">>> "
-MORE = b"... "
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pty_session import Session  # noqa: E402
 
 
-class Session:
-    def __init__(self, tsl, timeout):
-        self.timeout = timeout
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:
-            os.environ["TERM"] = "dumb"
-            os.execv(tsl, [tsl])
-        self.read_until((PROMPT,))
-
-    def read_until(self, prompts):
-        buf = b""
-        end = time.time() + self.timeout
-        while time.time() < end:
-            ready, _, _ = select.select([self.fd], [], [], 0.2)
-            if not ready:
-                continue
-            try:
-                data = os.read(self.fd, 65536)
-            except OSError:
-                data = b""
-            if not data:
-                raise RuntimeError("the REPL exited")
-            buf += data
-            if buf.endswith(prompts):
-                return buf
-        raise RuntimeError(f"no prompt within {self.timeout} s (a hang?)")
-
-    def send(self, statement):
-        """Sends one statement (its lines, and the blank line that ends a block). An
-        incomplete one (an open bracket) gets blank lines, then Ctrl-C, as a user would."""
-        out = b""
-        for line in statement.split("\n"):
-            os.write(self.fd, line.encode() + b"\n")
-            out += self.read_until((PROMPT, MORE))
-        for _ in range(3):
-            if out.endswith(PROMPT):
-                break
-            os.write(self.fd, b"\n")
-            out += self.read_until((PROMPT, MORE))
-        if not out.endswith(PROMPT):
-            os.write(self.fd, b"\x03")
-            out += self.read_until((PROMPT,))
-        return out.decode(errors="replace")
-
-    def rss_kb(self):
-        with open(f"/proc/{self.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
-
-    def close(self):
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.waitpid(self.pid, 0)
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
 
 
 def statements(rng, count):
@@ -155,9 +101,9 @@ def main():
             sent.append(st)
             s.send(st)
             if i == min(200, args.count // 10):
-                baseline = s.rss_kb()
+                baseline = rss_kb(s.pid)
         end = s.send("print(sentinel, kept.sum().item(), kept.tolist())")
-        final = s.rss_kb()
+        final = rss_kb(s.pid)
     except RuntimeError as e:
         print(f"FAIL (seed {args.seed}, statement {len(sent)}): {e}")
         for st in sent[-5:]:
