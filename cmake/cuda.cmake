@@ -37,6 +37,12 @@ if(TSL_HAVE_CUDA)
   get_target_property(TSL_CUBLAS_LIBRARY CUDA::cublas IMPORTED_LOCATION)
   set_source_files_properties(${PROJECT_SOURCE_DIR}/runtime/kernels/cuda/cuda_blas.cpp
                               PROPERTIES COMPILE_DEFINITIONS "TSL_CUBLAS_PATH=\"${TSL_CUBLAS_LIBRARY}\"")
+  # NVRTC (the fused kernels of FusionGroups, cuda_jit.cpp) likewise: its soname, and
+  # the file found as the fallback.
+  get_target_property(TSL_NVRTC_LIBRARY CUDA::nvrtc IMPORTED_LOCATION)
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/runtime/kernels/cuda/cuda_jit.cpp
+                              PROPERTIES COMPILE_DEFINITIONS
+                              "TSL_NVRTC_SONAME=\"libnvrtc.so.${CUDAToolkit_VERSION_MAJOR}\";TSL_NVRTC_PATH=\"${TSL_NVRTC_LIBRARY}\"")
   target_compile_definitions(tsl_options INTERFACE TSL_HAVE_CUDA=1)
   message(STATUS "TSL: CUDA backend on (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, "
                  "architectures ${CMAKE_CUDA_ARCHITECTURES})")

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <vector>
 
+#include "runtime/fusion_device.h"
 #include "runtime/fusion_program.h"
 #include "runtime/tensor/device_backend.h"
 
@@ -43,10 +44,13 @@ IValue compile_fusion_group(const Node* n) {
 void run_fusion_group(KernelArgs& args) {
   const auto& g =
       static_cast<const fusion::FusedGroup&>(args.in(args.num_inputs() - 1).to_object());
-  // The fused loop and its compiled kernels run on the CPU; a group on a device runs
-  // its ops one by one with the device's kernels.
-  bool on_device = device_tensors_created() && !kernel_device(args).is_cpu();
-  if (g.fusable && !on_device && fusion::run_fused(g, args)) {
+  // The fused loop and its compiled kernels run on the CPU; on a GPU the group runs as
+  // one generated kernel (Note [Fused kernels on CUDA] in fusion_device.cpp) where it
+  // can, else its ops one by one with the device's kernels.
+  Device device = device_tensors_created() ? kernel_device(args) : kCPU;
+  bool fused = g.fusable && (device.is_cpu() ? fusion::run_fused(g, args)
+                                             : fusion::run_fused_on_device(g, args, device));
+  if (fused) {
     g_fused.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -55,7 +59,7 @@ void run_fusion_group(KernelArgs& args) {
 
 FusionCounters fusion_counters() {
   return {g_fused.load(std::memory_order_relaxed), g_fallback.load(std::memory_order_relaxed),
-          fusion::compiled_runs()};
+          fusion::compiled_runs(), fusion::device_fused_runs()};
 }
 
 }  // namespace tsl

@@ -80,6 +80,7 @@ struct FusionCounters {
   int64_t fused = 0;
   int64_t fallback = 0;
   int64_t compiled = 0;  // fused runs that used a compiled kernel
+  int64_t device = 0;    // fused runs on a GPU (a generated kernel)
 };
 FusionCounters fusion_counters();
 

@@ -10,6 +10,7 @@
 
 #include "runtime/fusion_chunk_ops.h"
 #include "runtime/fusion_codegen.h"
+#include "runtime/fusion_plan.h"
 #include "runtime/fusion_program.h"
 #include "runtime/tensor/parallel.h"
 
@@ -22,27 +23,6 @@ std::atomic<int64_t> g_compiled_runs{0};
 //
 // Planning runs on every call, so it avoids the heap where it can: small tensors
 // spend most of their time here (bench/dispatch.sh).
-
-// What a value is in one run: a tensor of the run's floating dtype T, a bool tensor,
-// or a Python number. See Note [Bool values in the fused program].
-enum class VKind : uint8_t { Float, Bool, IntNum, FloatNum, BoolNum, DTypeNum };
-
-bool is_tensor_kind(VKind k) { return k == VKind::Float || k == VKind::Bool; }
-
-struct ValueInfo {
-  VKind kind = VKind::Float;
-  bool full = false;  // a tensor of the result's shape
-  // A contiguous tensor of the result's shape: an input read in place, or a value the
-  // group computes (the unfused kernels give contiguous results). The unfused SIMD
-  // kernels take their scalar path for strided inputs, so the fused SIMD ops read
-  // only these.
-  bool contiguous = false;
-  int16_t shape = -1;            // a smaller tensor's shape, as an index into `Shapes`
-  DType dtype = DType::Float32;  // a DTypeNum's value
-};
-
-// The shapes of the values smaller than the result (few: broadcast inputs).
-using Shapes = std::vector<DimVector>;
 
 // How the loop reads a group input: in place (contiguous, T, the result's shape), as
 // a scalar (numbers, single elements), or gathered per chunk into a register
@@ -93,63 +73,6 @@ template <typename T>
 RunPlan<T>& scratch_plan() {
   thread_local RunPlan<T> plan;
   return plan;
-}
-
-// NumPy broadcasting of `acc` with `s`; false when they do not broadcast.
-bool broadcast_into(DimVector& acc, std::span<const int64_t> s) {
-  if (s.size() > acc.size()) {
-    DimVector wider(s.size(), 1);
-    std::copy(acc.data(), acc.data() + acc.size(), wider.data() + (s.size() - acc.size()));
-    acc = std::move(wider);
-  }
-  size_t lead = acc.size() - s.size();
-  for (size_t d = 0; d < s.size(); ++d) {
-    int64_t& a = acc.data()[lead + d];
-    if (a == s[d] || s[d] == 1) continue;
-    if (a != 1) return false;
-    a = s[d];
-  }
-  return true;
-}
-
-// The run's dtype T (float32 or float64: that of every floating tensor input, float32
-// when all tensor inputs are bool) and the result's shape; false when the run must
-// fall back (other dtypes, devices or values; shapes that do not broadcast).
-bool plan_dtype_and_shape(const FusedGroup& g, const KernelArgs& args, DType& dtype,
-                          DimVector& shape) {
-  bool have_float = false, have_tensor = false;
-  for (uint32_t k = 0; k < g.num_inputs; ++k) {
-    const IValue& v = args.in(k);
-    if (!v.is_tensor()) {
-      if (!v.is_number() && !v.is_none() && !v.is_dtype()) return false;
-      continue;
-    }
-    const TensorImpl* t = v.tensor_impl();
-    if (!t || !t->device().is_cpu()) return false;
-    DType d = t->dtype();
-    if (d == DType::Float32 || d == DType::Float64) {
-      if (have_float && d != dtype) return false;
-      dtype = d;
-      have_float = true;
-    } else if (d != DType::Bool) {
-      return false;
-    }
-    if (!have_tensor) {
-      shape = t->sizes();
-    } else if (t->sizes() != shape && !broadcast_into(shape, t->sizes())) {
-      return false;
-    }
-    have_tensor = true;
-  }
-  if (!have_float) dtype = DType::Float32;
-  return have_tensor;
-}
-
-bool all_strides_zero(const TensorImpl* t) {
-  for (int64_t s : t->strides()) {
-    if (s != 0) return false;
-  }
-  return t->numel() > 0;
 }
 
 // How a tensor input is read; sets what it is in `info`.
@@ -204,186 +127,6 @@ void plan_inputs(const FusedGroup& g, const KernelArgs& args, RunPlan<T>& p, Val
       in.mode = InputMode::Scalar;
       in.scalar = v.is_int() ? static_cast<T>(v.to_int()) : static_cast<T>(v.to_double());
     }
-  }
-}
-
-// The kind of a two-operand computation: on T when one side is a T tensor (PyTorch
-// promotes the other to T), on bools when both are bool tensors; none otherwise.
-std::optional<VKind> promote(VKind a, VKind b) {
-  if (a == VKind::Float || b == VKind::Float) return VKind::Float;
-  if (a == VKind::Bool && b == VKind::Bool) return VKind::Bool;
-  return std::nullopt;
-}
-
-// The kind of a step's result, or none when the fused loop cannot compute it as the
-// kernel does (See Note [Bool values in the fused program]).
-std::optional<VKind> result_kind(const Step& s, const ValueInfo* a, const ValueInfo* b,
-                                 const ValueInfo* c, DType dtype) {
-  if (is_simd(s.op)) {
-    if (a->kind != VKind::Float || !a->contiguous) return std::nullopt;  // positions must match
-    return VKind::Float;
-  }
-  if (is_arith(s.op)) {
-    if (s.op == FOp::Sub && (a->kind == VKind::Bool || b->kind == VKind::Bool))
-      return std::nullopt;  // the kernel's error
-    if (promote(a->kind, b->kind) != VKind::Float) return std::nullopt;
-    return VKind::Float;
-  }
-  if (is_compare(s.op)) {
-    if (!promote(a->kind, b->kind)) return std::nullopt;
-    return VKind::Bool;
-  }
-  if (s.op == FOp::LogicalNot) {
-    if (!is_tensor_kind(a->kind)) return std::nullopt;
-    return VKind::Bool;
-  }
-  if (is_predicate(s.op)) {
-    if (a->kind != VKind::Float) return std::nullopt;
-    return VKind::Bool;
-  }
-  if (s.op == FOp::Where) {
-    if (a->kind != VKind::Bool) return std::nullopt;
-    if (std::optional<VKind> k = promote(b->kind, c->kind)) return k;
-    // Two numbers give the default dtype when one is a float: float32.
-    bool numbers = !is_tensor_kind(b->kind) && !is_tensor_kind(c->kind);
-    bool some_float = b->kind == VKind::FloatNum || c->kind == VKind::FloatNum;
-    if (numbers && some_float && dtype == DType::Float32) return VKind::Float;
-    return std::nullopt;
-  }
-  // Neg ... Clamp: numeric ops on a T tensor.
-  if (a->kind != VKind::Float) return std::nullopt;
-  return VKind::Float;
-}
-
-// The kind of a Cast's result: its operand's, when the target dtype is the operand's
-// own (Note [Conversions in the fused program]); none otherwise.
-std::optional<VKind> cast_kind(const Step& s, const ValueInfo* a, const ValueInfo* input,
-                               const ValueInfo* of, DType dtype) {
-  auto dtype_of_kind = [dtype](VKind k) -> std::optional<DType> {
-    if (k == VKind::Float) return dtype;
-    if (k == VKind::Bool) return DType::Bool;
-    return std::nullopt;
-  };
-  std::optional<DType> want;
-  if (s.has_dtype) {
-    want = s.dtype;
-  } else if (input) {
-    if (input->kind == VKind::DTypeNum) want = input->dtype;
-  } else if (of) {
-    want = dtype_of_kind(of->kind);
-  }
-  std::optional<DType> have = dtype_of_kind(a->kind);
-  if (!want || !have || *want != *have) return std::nullopt;
-  return a->kind;
-}
-
-// Whether a step's result has the result's shape; the shape of a smaller one goes to
-// `shapes`. An outer product of broadcast operands may still have the result's shape.
-bool plan_shape(ValueInfo& r, std::initializer_list<const ValueInfo*> operands,
-                const DimVector& result_shape, Shapes& shapes) {
-  for (const ValueInfo* o : operands) {
-    if (o && is_tensor_kind(o->kind)) r.full |= o->full;
-  }
-  if (!r.full) {
-    DimVector shape;
-    for (const ValueInfo* o : operands) {
-      if (o && is_tensor_kind(o->kind) && !broadcast_into(shape, shapes[o->shape])) return false;
-    }
-    r.full = shape == result_shape;
-    if (!r.full) {
-      r.shape = static_cast<int16_t>(shapes.size());
-      shapes.push_back(std::move(shape));
-    }
-  }
-  r.contiguous = r.full;
-  return true;
-}
-
-// Follows the program's kinds and shapes over the registers; false when some step
-// cannot run fused or some output is not of the result's shape.
-bool plan_kinds(const FusedGroup& g, DType dtype, const DimVector& result_shape,
-                const ValueInfo* inputs, Shapes& shapes, uint64_t& out_bool) {
-  ValueInfo regs[kMaxProgramRegisters];
-  ValueInfo imm_int, imm_float;
-  imm_int.kind = VKind::IntNum;
-  imm_float.kind = VKind::FloatNum;
-  auto info = [&](const Operand& o) -> const ValueInfo* {
-    switch (o.kind) {
-      case Operand::Kind::Input:
-        return &inputs[o.index];
-      case Operand::Kind::Reg:
-        return &regs[o.index];
-      case Operand::Kind::Imm:
-        return o.imm_is_int ? &imm_int : &imm_float;
-      default:
-        return nullptr;
-    }
-  };
-  // The casts that are no steps, checked where they would run.
-  size_t next_check = 0;
-  auto check_casts = [&](size_t before) {
-    for (; next_check < g.cast_checks.size() && g.cast_checks[next_check].before == before;
-         ++next_check) {
-      const Step& s = g.cast_checks[next_check].cast;
-      if (!cast_kind(s, info(s.a), info(s.s0), info(s.s1), dtype)) return false;
-    }
-    return true;
-  };
-  for (size_t i = 0; i < g.steps.size(); ++i) {
-    if (!check_casts(i)) return false;
-    const Step& s = g.steps[i];
-    const ValueInfo *a = info(s.a), *b = info(s.b), *c = info(s.c);
-    std::optional<VKind> kind = s.op == FOp::Cast ? cast_kind(s, a, info(s.s0), info(s.s1), dtype)
-                                                  : result_kind(s, a, b, c, dtype);
-    if (!kind) return false;
-    ValueInfo r;
-    r.kind = *kind;
-    if (!plan_shape(r, {a, b, c}, result_shape, shapes)) return false;
-    // The kernel returns the operand itself: a SIMD op reading it takes the path it
-    // takes on the operand.
-    if (s.op == FOp::Cast) r.contiguous = a->contiguous;
-    regs[s.dst] = r;
-  }
-  if (!check_casts(g.steps.size())) return false;
-  out_bool = 0;
-  if (g.return_regs.size() > 64) return false;
-  for (size_t k = 0; k < g.return_regs.size(); ++k) {
-    if (g.is_dtype_output(k)) {
-      // dtype(v): T or bool by v's kind (out_bool says which).
-      const ValueInfo* v = info(g.return_dtypes[k]);
-      if (!v || !is_tensor_kind(v->kind)) return false;
-      if (v->kind == VKind::Bool) out_bool |= uint64_t{1} << k;
-      continue;
-    }
-    const ValueInfo& r = regs[g.return_regs[k]];
-    if (!r.full) return false;
-    if (r.kind == VKind::Bool) out_bool |= uint64_t{1} << k;
-  }
-  return true;
-}
-
-// The value of a scalar argument for this run; false when it must take the fallback
-// (a bool alpha or slope is an error there, or an unexpected value).
-template <typename T>
-bool scalar_arg(const Operand& o, const KernelArgs& args, T& value, bool& present) {
-  present = false;
-  switch (o.kind) {
-    case Operand::Kind::None:
-      return true;
-    case Operand::Kind::Imm:
-      value = static_cast<T>(o.imm);
-      present = true;
-      return true;
-    case Operand::Kind::Input: {
-      const IValue& v = args.in(o.index);
-      if (v.is_none()) return true;
-      if (!v.is_int() && !v.is_double()) return false;
-      value = v.is_int() ? static_cast<T>(v.to_int()) : static_cast<T>(v.to_double());
-      present = true;
-      return true;
-    }
-    default:
-      return false;
   }
 }
 
@@ -761,7 +504,7 @@ int64_t compiled_runs() { return g_compiled_runs.load(std::memory_order_relaxed)
 bool run_fused(const FusedGroup& g, KernelArgs& args) {
   DType dtype = DType::Float32;
   DimVector shape;
-  if (!plan_dtype_and_shape(g, args, dtype, shape)) return false;
+  if (!plan_dtype_and_shape(g, args, kCPU, dtype, shape)) return false;
   if (dtype == DType::Float32) return run_typed<float>(g, args, dtype, std::move(shape));
   return run_typed<double>(g, args, dtype, std::move(shape));
 }

@@ -132,7 +132,8 @@ enum class CompiledInput : uint8_t { Unused, Pointer, Scalar };
 
 namespace tsl {
 class NativeModule;
-}
+class DeviceKernel;
+}  // namespace tsl
 
 namespace tsl::fusion {
 
@@ -143,6 +144,31 @@ struct CompiledVariant {
   std::vector<CompiledInput> inputs;
   int64_t elements = 0;
   std::shared_ptr<NativeModule> module;
+};
+
+// How a kernel generated for a device (fusion_device.cpp) reads a group input: not
+// at all; in place at the element's index (contiguous, the result's shape); one
+// element for all (a single element, or one value expanded); at the element's
+// position through the input's strides; a number passed with the launch.
+enum class DeviceInput : uint8_t { Unused, Dense, Splat, Strided, Scalar };
+
+// What a device kernel is specific to: the run's dtype, how each input is read (and
+// whether it is bool), which outputs are bool, and the result's rank when some input
+// is Strided (0: the kernel walks the elements in order).
+struct DeviceVariantKey {
+  DType dtype = DType::Float32;
+  std::vector<DeviceInput> inputs;
+  uint64_t input_bool = 0;  // bit k: input k is a bool tensor
+  uint64_t out_bool = 0;    // bit k: output k is a bool tensor
+  int ndim = 0;
+  bool operator==(const DeviceVariantKey&) const = default;
+};
+
+struct DeviceVariant {
+  DeviceVariantKey key;
+  int64_t runs = 0;
+  bool failed = false;  // compiling or loading failed: the group's runs take the fallback
+  std::shared_ptr<DeviceKernel> kernel;
 };
 
 class FusedGroup : public ObjectImpl {
@@ -180,6 +206,8 @@ class FusedGroup : public ObjectImpl {
   // Compiled kernels (fusion_codegen.cpp); runs on several threads may ask.
   mutable std::mutex compiled_mu;
   mutable std::vector<CompiledVariant> compiled;
+  // Kernels generated for a device (fusion_device.cpp), under the same mutex.
+  mutable std::vector<DeviceVariant> device_compiled;
 };
 
 // Compiles the block of FusionGroup `n` (fusion_compile.cpp).

@@ -87,18 +87,6 @@ std::vector<std::string> compile_flags() {
   return f;
 }
 
-// FNV-1a, 64 bits: the name of a source's files in the cache.
-std::string hash_name(const std::string& key) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : key) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
 // What else decides the object code: the compiler, its flags, the Eigen and the
 // compiler TSL was built with (the interpreter's side of the bit-for-bit agreement).
 std::string build_identity(const NativeJitOptions& o) {
@@ -111,6 +99,17 @@ std::string build_identity(const NativeJitOptions& o) {
 
 }  // namespace
 
+std::string cache_key(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
 class NativeCompiler {
  public:
   static NativeCompiler& get() {
@@ -120,7 +119,7 @@ class NativeCompiler {
 
   std::shared_ptr<NativeModule> request(std::string source, std::string symbol, bool wait) {
     const NativeJitOptions& o = native_jit_options();
-    std::string key = hash_name(build_identity(o) + "\n" + symbol + "\n" + source);
+    std::string key = cache_key(build_identity(o) + "\n" + symbol + "\n" + source);
     std::unique_lock<std::mutex> lock(mu_);
     std::shared_ptr<NativeModule>& m = modules_[key];
     if (!m) {

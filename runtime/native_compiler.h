@@ -32,6 +32,9 @@ struct NativeJitOptions {
 // The options in force; tests may change them before any compilation starts.
 NativeJitOptions& native_jit_options();
 
+// The name of a cache file for everything in `text` that shapes its contents (a hash).
+std::string cache_key(const std::string& text);
+
 // One piece of generated code: compiled by a background thread (or by the caller,
 // when it waits), then loaded. `symbol()` is null until it is ready, and stays null
 // when compiling failed (the failure is kept in `error()` and the compiler's log).

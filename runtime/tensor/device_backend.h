@@ -3,6 +3,9 @@
 // layers above reach device memory only through kernels and these few functions.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -13,6 +16,12 @@ namespace tsl {
 // The reductions a device runs for the shared reduction kernels (cpu/reduction.cpp):
 // what the CPU's SumOp, ProdOp, MaxOp, MinOp, AnyOp and AllOp compute.
 enum class ReduceKind : uint8_t { Sum, Prod, Max, Min, Any, All };
+
+// A kernel compiled at run time and loaded on a device (DeviceBackend::load_kernel).
+class DeviceKernel {
+ public:
+  virtual ~DeviceKernel() = default;
+};
 
 class DeviceBackend {
  public:
@@ -54,6 +63,25 @@ class DeviceBackend {
                    bool accumulate) = 0;
   // Waits for the device's queued work; reports a device fault that happened in it.
   virtual void synchronize() = 0;
+
+  // Kernels compiled at run time from generated source (the CUDA kernels of
+  // FusionGroups, runtime/fusion_device.cpp); the caller keeps the compiled images.
+  // What decides the code compiled from one source here (the compiler's version, the
+  // device's architecture): part of the key under which an image is kept.
+  virtual std::string kernel_compiler_identity() = 0;
+  // Compiles `source`, which defines the kernel extern "C" `name` taking one struct
+  // parameter; returns its image, or an empty one with the compiler's message in `error`.
+  virtual std::string compile_kernel(const std::string& source, const std::string& name,
+                                     std::string& error) = 0;
+  // Loads an image of compile_kernel; null (and `error`) when it does not load.
+  virtual std::shared_ptr<DeviceKernel> load_kernel(const std::string& image,
+                                                    const std::string& name,
+                                                    std::string& error) = 0;
+  // Queues `kernel` on the stream: `blocks` blocks of kKernelBlock threads, its
+  // parameter the `bytes` bytes at `params`.
+  virtual void launch_kernel(const DeviceKernel& kernel, int64_t blocks, const void* params,
+                             size_t bytes) = 0;
+  static constexpr int kKernelBlock = 256;
 
  protected:
   ~DeviceBackend() = default;

@@ -14,6 +14,8 @@ Usage:
   difffuzz.py --tsl build/release/tsl --seed 1 --count 300         # a seeded run
   difffuzz.py --tsl ... --count 10000 --out /tmp/fuzz --jobs 2      # a long run
   difffuzz.py --tsl ... --replay FILE.py                            # one program again
+  difffuzz.py --tsl ... --tsl-device cuda                           # TSL on the GPU against
+                                                                    # PyTorch on the CPU
 Exit status: 0 no mismatch, 1 mismatches (or over 2% of programs that Python rejects),
 77 no torch here.
 """
@@ -38,6 +40,10 @@ SKIP = 77
 RTOL = 1e-5
 ATOL = 1e-8
 TSL_TIMEOUT_S = 60
+# Arguments before the program (--tsl-device cuda: `--device cuda`), and whether TSL's
+# tensors print `device='cuda:0'`, which the CPU oracle's do not.
+TSL_ARGS = []
+TSL_ON_CUDA = False
 
 # The worker: reads one JSON request per line ({"src": ...}), runs the program with its
 # output captured, answers {"ok": bool, "out": ..., "err": ...}.
@@ -98,8 +104,12 @@ def run_tsl(tsl, src, workdir):
     with os.fdopen(fd, "w") as f:
         f.write(src)
     try:
-        r = subprocess.run([tsl, path], capture_output=True, text=True, timeout=TSL_TIMEOUT_S)
-        return r.returncode, r.stdout, r.stderr
+        r = subprocess.run([tsl, *TSL_ARGS, path], capture_output=True, text=True,
+                           timeout=TSL_TIMEOUT_S)
+        out = r.stdout
+        if TSL_ON_CUDA:
+            out = re.sub(r",\s*device='cuda:0'", "", out)
+        return r.returncode, out, r.stderr
     except subprocess.TimeoutExpired:
         return 124, "", "timed out after %d s" % TSL_TIMEOUT_S
     finally:
@@ -305,7 +315,14 @@ def main():
     ap.add_argument("--reduce", help="minimize this program file, keeping its failure")
     ap.add_argument("--show", type=int, help="print the program of this seed and exit")
     ap.add_argument("-q", "--quiet", action="store_true")
+    ap.add_argument("--tsl-device", choices=["cpu", "cuda"], default="cpu",
+                    help="run TSL's programs on this device (the oracle stays on the CPU; "
+                         "random numbers are drawn on the CPU by both)")
     args = ap.parse_args()
+    if args.tsl_device == "cuda":
+        global TSL_ON_CUDA
+        TSL_ARGS.extend(["--device", "cuda"])
+        TSL_ON_CUDA = True
     features = [f for f in args.features.split(",") if f]
 
     if args.show is not None:

@@ -74,22 +74,6 @@ void expect_same_bits(const Results& r, const std::string& what) {
   }
 }
 
-// A program of the inputs %x (read in place), %v (a view of another buffer, one
-// element off its alignment), %a (a Python float), %one_elem (a single-element
-// tensor) and %e (one value expanded, as the seed of a gradient); `body` defines
-// %y0 ... %y<count-1>.
-std::string program(const std::string& body, int count) {
-  std::string ir =
-      "graph f(%x : Tensor, %v : Tensor, %a : float, %one_elem : Tensor, %e : Tensor):\n"
-      "  %none : None = Constant[value=None]()\n"
-      "  %one : int = Constant[value=1]()\n"
-      "  %half : float = Constant[value=0.5]()\n"
-      "  %m : Tensor = mul(%x, %half)\n" +
-      body + "  return (";
-  for (int k = 0; k < count; ++k) ir += (k ? ", %y" : "%y") + std::to_string(k);
-  return ir + ")\n";
-}
-
 template <typename T>
 void expect_program_matches(const std::string& body, int count) {
   // One thread's share with a head and a tail; parallel runs; fewer than a packet.
@@ -107,41 +91,6 @@ void expect_program_matches(const std::string& body, int count) {
     expect_same_bits<T>(r, body + " n=" + std::to_string(n));
   }
 }
-
-// Every op with a SIMD form, on values with NaN, infinities and |x| > 87 among them.
-const char* const kSimdForms =
-    "  %y0 : Tensor = exp(%m)\n  %y1 : Tensor = log(%m)\n  %y2 : Tensor = log1p(%m)\n"
-    "  %y3 : Tensor = expm1(%m)\n  %y4 : Tensor = sin(%m)\n  %y5 : Tensor = cos(%m)\n"
-    "  %y6 : Tensor = reciprocal(%m)\n  %y7 : Tensor = tanh(%m)\n"
-    "  %y8 : Tensor = sigmoid(%m)\n  %y9 : Tensor = silu(%m)\n";
-
-// The scalar formulas with operands of every kind.
-const char* const kArithmetic =
-    "  %y0 : Tensor = neg(%m)\n  %y1 : Tensor = abs(%v)\n  %y2 : Tensor = sqrt(%m)\n"
-    "  %y3 : Tensor = rsqrt(%v)\n  %y4 : Tensor = square(%m)\n  %y5 : Tensor = relu(%m)\n"
-    "  %slope : float = Constant[value=0.1]()\n  %y6 : Tensor = leaky_relu(%v, %slope)\n"
-    "  %lo : float = Constant[value=-1.5]()\n  %hi : int = Constant[value=2]()\n"
-    "  %y7 : Tensor = clamp(%m, %lo, %hi)\n  %y8 : Tensor = clamp(%v, %none, %a)\n"
-    "  %y9 : Tensor = add(%m, %v, %one)\n"
-    "  %y10 : Tensor = sub(%one_elem, %m, %one)\n  %y11 : Tensor = mul(%e, %v)\n"
-    "  %y12 : Tensor = div(%m, %v, %none)\n  %y13 : Tensor = add(%e, %a, %one)\n";
-
-// Comparisons, logic, predicates and where; bool values feed float results (a bool
-// output would take the chunk loop).
-const char* const kLogic =
-    "  %c0 : Tensor = eq(%m, %v)\n  %c1 : Tensor = ne(%m, %v)\n"
-    "  %c2 : Tensor = lt(%m, %a)\n  %c3 : Tensor = le(%v, %one_elem)\n"
-    "  %c4 : Tensor = gt(%m, %v)\n  %c5 : Tensor = ge(%e, %v)\n"
-    "  %c6 : Tensor = logical_and(%c2, %m)\n  %c7 : Tensor = logical_or(%c0, %v)\n"
-    "  %c8 : Tensor = logical_xor(%m, %v)\n  %c9 : Tensor = logical_not(%m)\n"
-    "  %c10 : Tensor = isnan(%m)\n  %c11 : Tensor = isinf(%m)\n  %c12 : Tensor = isfinite(%v)\n"
-    "  %y0 : Tensor = where(%c0, %m, %v)\n  %y1 : Tensor = where(%c1, %a, %v)\n"
-    "  %y2 : Tensor = where(%c2, %m, %e)\n  %y3 : Tensor = add(%c3, %m, %one)\n"
-    "  %y4 : Tensor = mul(%c4, %v)\n  %y5 : Tensor = mul(%c5, %m)\n"
-    "  %y6 : Tensor = add(%m, %c6, %one)\n  %y7 : Tensor = add(%v, %c7, %one)\n"
-    "  %y8 : Tensor = mul(%c8, %m)\n  %y9 : Tensor = mul(%c9, %v)\n"
-    "  %y10 : Tensor = where(%c10, %v, %m)\n  %y11 : Tensor = where(%c11, %e, %m)\n"
-    "  %y12 : Tensor = where(%c12, %m, %one_elem)\n";
 
 TEST_F(CompiledFusion, SimdFormsMatchTheKernels) {
   expect_program_matches<float>(kSimdForms, 10);

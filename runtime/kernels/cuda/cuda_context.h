@@ -7,12 +7,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "runtime/kernels/op_info.h"
 
 #include "runtime/tensor/device.h"
+#include "runtime/tensor/device_backend.h"
 #include "runtime/tensor/storage.h"
 
 namespace tsl::cuda {
@@ -62,6 +64,20 @@ struct AllocatorStats {
 AllocatorStats allocator_stats();
 // Returns every unused cached segment to the driver (torch.cuda.empty_cache()).
 void empty_cache();
+
+// Kernels compiled at run time (cuda_jit.cpp).
+// The GPU's compute capability as a number (90 for 9.0).
+int device_arch();
+// The NVRTC release and the target it compiles for on a GPU of `device_arch`.
+std::string nvrtc_identity(int device_arch);
+// The image of `source` for a GPU of `device_arch` (NVRTC needs no GPU); empty, with
+// NVRTC's message in `error`, when it does not compile or NVRTC is missing.
+std::string nvrtc_compile(const std::string& source, const std::string& name, int device_arch,
+                          std::string& error);
+std::shared_ptr<DeviceKernel> load_kernel(const std::string& image, const std::string& name,
+                                          std::string& error);
+void launch_kernel(const DeviceKernel& kernel, int64_t blocks, int threads, const void* params,
+                   size_t bytes);
 
 // The ops with a CPU tensor kernel and no CUDA kernel yet (cuda_register.cpp): the
 // backend's backlog in one list, kept true by a test (CudaCoverage).

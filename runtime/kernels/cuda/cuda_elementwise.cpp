@@ -275,6 +275,22 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void synchronize() override { cuda::synchronize("waiting for the GPU"); }
+
+  std::string kernel_compiler_identity() override {
+    return cuda::nvrtc_identity(cuda::device_arch());
+  }
+  std::string compile_kernel(const std::string& source, const std::string& name,
+                             std::string& error) override {
+    return cuda::nvrtc_compile(source, name, cuda::device_arch(), error);
+  }
+  std::shared_ptr<DeviceKernel> load_kernel(const std::string& image, const std::string& name,
+                                            std::string& error) override {
+    return cuda::load_kernel(image, name, error);
+  }
+  void launch_kernel(const DeviceKernel& kernel, int64_t blocks, const void* params,
+                     size_t bytes) override {
+    cuda::launch_kernel(kernel, blocks, kKernelBlock, params, bytes);
+  }
 };
 
 // ---- Elementwise kernels --------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "runtime/kernels/cuda/formulas.cuh"
 #include "runtime/kernels/cuda/launch.h"
 #include "runtime/kernels/cuda/launch_common.cuh"
 
@@ -50,7 +51,7 @@ __host__ __device__ __forceinline__ auto unary_fn(T v, const UnaryParams& p) {
     return wrap_neg(v);
   else if constexpr (kOp == OpId::abs) {
     if constexpr (kFloat<T>)
-      return std::abs(v);
+      return tsl_abs(v);
     else
       return v < 0 ? wrap_neg(v) : v;
   } else if constexpr (kOp == OpId::square) {
@@ -59,7 +60,7 @@ __host__ __device__ __forceinline__ auto unary_fn(T v, const UnaryParams& p) {
     else
       return static_cast<T>(static_cast<uint64_t>(v) * static_cast<uint64_t>(v));
   } else if constexpr (kOp == OpId::relu)
-    return v < T(0) ? T(0) : v;
+    return tsl_relu(v);
   else if constexpr (kOp == OpId::sign) {
     if constexpr (std::is_same_v<T, bool>)
       return v;
@@ -86,16 +87,10 @@ __host__ __device__ __forceinline__ auto unary_fn(T v, const UnaryParams& p) {
     else
       return v;
   } else if constexpr (kOp == OpId::clamp || kOp == OpId::clip) {
-    T lo, hi;
-    if constexpr (kFloat<T>) {
-      lo = T(p.a);
-      hi = T(p.b);
-    } else {
-      lo = T(p.ia);
-      hi = T(p.ib);
-    }
-    T m = p.has_a && v < lo ? lo : v;
-    return p.has_b && m > hi ? hi : m;
+    if constexpr (kFloat<T>)
+      return tsl_clamp(v, p.has_a, T(p.a), p.has_b, T(p.b));
+    else
+      return tsl_clamp(v, p.has_a, T(p.ia), p.has_b, T(p.ib));
   } else if constexpr (kOp == OpId::isnan) {
     if constexpr (kFloat<T>)
       return v != v;
@@ -119,27 +114,27 @@ __host__ __device__ __forceinline__ auto unary_fn(T v, const UnaryParams& p) {
     else
       return ~v;
   } else if constexpr (kOp == OpId::exp)
-    return std::exp(v);
+    return tsl_exp(v);
   else if constexpr (kOp == OpId::exp2)
     return std::exp2(v);
   else if constexpr (kOp == OpId::log)
-    return std::log(v);
+    return tsl_log(v);
   else if constexpr (kOp == OpId::log2)
     return std::log2(v);
   else if constexpr (kOp == OpId::log10)
     return std::log10(v);
   else if constexpr (kOp == OpId::log1p)
-    return std::log1p(v);
+    return tsl_log1p(v);
   else if constexpr (kOp == OpId::expm1)
-    return std::expm1(v);
+    return tsl_expm1(v);
   else if constexpr (kOp == OpId::sqrt)
-    return std::sqrt(v);
+    return tsl_sqrt(v);
   else if constexpr (kOp == OpId::rsqrt)
-    return T(1) / std::sqrt(v);
+    return tsl_rsqrt(v);
   else if constexpr (kOp == OpId::sin)
-    return std::sin(v);
+    return tsl_sin(v);
   else if constexpr (kOp == OpId::cos)
-    return std::cos(v);
+    return tsl_cos(v);
   else if constexpr (kOp == OpId::tan)
     return std::tan(v);
   else if constexpr (kOp == OpId::asin)
@@ -153,17 +148,17 @@ __host__ __device__ __forceinline__ auto unary_fn(T v, const UnaryParams& p) {
   else if constexpr (kOp == OpId::cosh)
     return std::cosh(v);
   else if constexpr (kOp == OpId::tanh)
-    return std::tanh(v);
+    return tsl_tanh(v);
   else if constexpr (kOp == OpId::erf)
     return std::erf(v);
   else if constexpr (kOp == OpId::reciprocal)
-    return T(1) / v;
+    return tsl_reciprocal(v);
   else if constexpr (kOp == OpId::frac)
     return v - std::trunc(v);
   else if constexpr (kOp == OpId::sigmoid)
-    return T(1) / (T(1) + std::exp(-v));
+    return tsl_sigmoid(v);
   else if constexpr (kOp == OpId::silu)
-    return v / (T(1) + std::exp(-v));
+    return tsl_silu(v);
   else if constexpr (kOp == OpId::gelu) {
     if (p.has_a) {  // approximate='tanh'
       constexpr T kBeta = T(M_SQRT2 * M_2_SQRTPI * 0.5), kKappa = T(0.044715);
@@ -176,7 +171,7 @@ __host__ __device__ __forceinline__ auto unary_fn(T v, const UnaryParams& p) {
   } else if constexpr (kOp == OpId::elu)
     return v > T(0) ? v : T(std::expm1(v) * T(p.a));
   else if constexpr (kOp == OpId::leaky_relu)
-    return v > T(0) ? v : T(v * T(p.a));
+    return tsl_leaky_relu(v, T(p.a));
   else {
     static_assert(kOp == OpId::neg, "unary_fn: an op without a CUDA formula");
     return v;
