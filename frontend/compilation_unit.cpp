@@ -494,14 +494,10 @@ FunctionDecl* CompilationUnit::resolve_function(const std::string& name) {
   return nullptr;
 }
 
-std::string CompilationUnit::gradient_text(FunctionDecl& decl, std::vector<size_t> wrt,
-                                           const SourceRange& use, bool dot, GraphView view) {
+autodiff::Gradient CompilationUnit::gradient_graphs(FunctionDecl& decl,
+                                                    const std::vector<size_t>& wrt,
+                                                    const SourceRange& use, size_t* num_seeds) {
   const FunctionDecl::Compiled& compiled = compile_function(decl, use);
-  if (wrt.empty()) {
-    for (size_t i = 0; i < decl.param_types.size(); ++i) {
-      if (decl.param_types[i]->is_tensor()) wrt.push_back(i);
-    }
-  }
   std::unique_ptr<Graph> forward = compiled.function->graph().clone();
   inline_calls(*forward, [](const Node* call) {
     return &static_cast<Function&>(call->attr("fn").to_object()).graph();
@@ -514,13 +510,25 @@ std::string CompilationUnit::gradient_text(FunctionDecl& decl, std::vector<size_
   gradient.df->set_name(decl.name + ".backward");
   verify(*gradient.f);
   verify(*gradient.df);
+  if (num_seeds) *num_seeds = joint.seeded_outputs.size();
+  return gradient;
+}
+
+std::string CompilationUnit::gradient_text(FunctionDecl& decl, std::vector<size_t> wrt,
+                                           const SourceRange& use, bool dot, GraphView view) {
+  if (wrt.empty()) {
+    for (size_t i = 0; i < decl.param_types.size(); ++i) {
+      if (decl.param_types[i]->is_tensor()) wrt.push_back(i);
+    }
+  }
+  size_t num_seeds = 0;
+  autodiff::Gradient gradient = gradient_graphs(decl, wrt, use, &num_seeds);
   if (dot) {
     if (view == GraphView::Optimized) {
       optimize_for_view(*gradient.f);
       optimize_for_view(*gradient.df);
     }
-    return gradient_to_dot(*gradient.f, *gradient.df, gradient.num_real_outputs,
-                           joint.seeded_outputs.size());
+    return gradient_to_dot(*gradient.f, *gradient.df, gradient.num_real_outputs, num_seeds);
   }
   std::string names;
   for (size_t i : wrt) names += (names.empty() ? "" : ", ") + decl.param_names[i];

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "frontend/ast.h"
+#include "ir/autodiff/differentiate.h"
 #include "ir/ir.h"
 #include "runtime/function.h"
 
@@ -192,6 +193,10 @@ class CompilationUnit {
   // (Graphviz) instead, as written or optimized.
   std::string gradient_text(FunctionDecl& decl, std::vector<size_t> wrt, const SourceRange& use,
                             bool dot = false, GraphView view = GraphView::AsWritten);
+  // The forward and backward graphs of `decl`'s gradient for the parameters `wrt`, as
+  // gradient_text shows them; `num_seeds`: how many outputs take an incoming gradient.
+  autodiff::Gradient gradient_graphs(FunctionDecl& decl, const std::vector<size_t>& wrt,
+                                     const SourceRange& use, size_t* num_seeds = nullptr);
   // The function a name stands for: a def, or a variable holding a function value
   // (`g = grad(f)`); null when neither.
   FunctionDecl* resolve_function(const std::string& name);

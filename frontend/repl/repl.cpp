@@ -23,6 +23,7 @@
 
 #include "frontend/compilation_unit.h"
 #include "frontend/emitter.h"
+#include "frontend/gradient_view.h"
 #include "frontend/parser.h"
 #include "frontend/repl/code_view.h"
 #include "frontend/repl/line_editor.h"
@@ -57,7 +58,10 @@ constexpr CommandHelp kCommands[] = {
     {":graph", "  :graph NAME      the IR of function NAME (also :ir NAME)\n"},
     {":grad",
      "  :grad NAME       the gradient graph of NAME for its Tensor parameters: the\n"
-     "                   forward with its captured values, then the backward\n"},
+     "                   forward with its captured values, then the backward\n"
+     "  :grad NAME(ARGS) the same for these arguments (expressions over the session's\n"
+     "                   variables): shapes known, shape bookkeeping folded away, types\n"
+     "                   with shapes; --values also shows each value\n"},
     {":opt",
      "  :opt NAME        NAME's graph after the pipeline and fusion (what runs);\n"
      "                   :opt grad NAME its gradient graph optimized\n"},
@@ -446,6 +450,29 @@ void show_graph(CompilationUnit& unit, const std::string& what, const std::strin
   }
 }
 
+// :grad f(x, w) [--values]: the gradient graph specialized to the arguments (Note [The
+// specialized gradient view]).
+void show_specialized_gradient(CompilationUnit& unit, std::string rest, std::ostream& out,
+                               std::ostream& err) {
+  GradientViewOptions options;
+  if (size_t at = rest.find("--values"); at != std::string::npos) {
+    options.values = true;
+    rest = trim(rest.erase(at, 8));
+  }
+  size_t open = rest.find('('), close = rest.rfind(')');
+  if (close == std::string::npos || close < open || !trim(rest.substr(close + 1)).empty()) {
+    err << "error: expected :grad NAME(ARGS) [--values], as in :grad loss(x, w)\n";
+    return;
+  }
+  std::string name = trim(rest.substr(0, open));
+  FunctionDecl* decl = find_function_or_report(unit, name, err);
+  if (!decl) return;
+  reporting_errors(err, [&] {
+    std::vector<IValue> args = evaluate_arguments(unit, rest.substr(open + 1, close - open - 1));
+    out << specialized_gradient_text(unit, *decl, args, name, options);
+  });
+}
+
 // Runs `source` in the session, reporting an error on `err` instead of throwing
 // (:load, :time, :profile).
 void run_reporting(CompilationUnit& unit, SourcePtr source, bool repl_mode, std::ostream& err) {
@@ -535,6 +562,8 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
     show_type(unit, rest, out, err);
   } else if (cmd == ":graph" || cmd == ":ir") {
     show_graph(unit, "graph", rest, out, err);
+  } else if (cmd == ":grad" && rest.find('(') != std::string::npos) {
+    show_specialized_gradient(unit, rest, out, err);
   } else if (cmd == ":grad") {
     show_graph(unit, "grad", rest, out, err);
   } else if (cmd == ":dot" && unit.globals().count(rest) &&

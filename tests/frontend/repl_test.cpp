@@ -2,6 +2,7 @@
 // that survives every kind of error with its variables and functions intact.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "frontend/compilation_unit.h"
@@ -321,6 +322,146 @@ TEST(ReplNeverReturns, CallingOneThatRaisesRaises) {
   EXPECT_NE(s.err.find("ValueError: m"), std::string::npos) << s.err;
   EXPECT_EQ(s.err.find("internal error"), std::string::npos) << s.err;
   EXPECT_NE(s.out.find("5\n"), std::string::npos) << s.out;
+}
+
+// ---- :grad f(args): the gradient specialized to example arguments ------------------------
+
+constexpr const char* kTwoLayerNet =
+    "import torch\n"
+    "def loss(x, w1, w2, y):\n"
+    "    h = torch.tanh(x @ w1)\n"
+    "    out = h @ w2\n"
+    "    return ((out - y) ** 2).mean()\n"
+    "\n"
+    "x = torch.ones(4, 3)\nw1 = torch.ones(3, 5) * 0.1\nw2 = torch.ones(5, 2) * 0.2\n"
+    "y = torch.zeros(4, 2)\n";
+
+size_t count_lines(const std::string& s) {
+  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
+
+// The two-layer net's gradient fits on one screen: shapes known, the shape bookkeeping
+// of the general graph gone, names kept, constants in place, each rule labelled.
+TEST(ReplGradView, TwoLayerNetOnOneScreen) {
+  Session s = run(std::string(kTwoLayerNet) + ":grad loss(x, w1, w2, y)\n");
+  EXPECT_EQ(s.err, "");
+  const std::string expected =
+      "loss.forward(%x : Tensor[4, 3], %w1 : Tensor[3, 5], %w2 : Tensor[5, 2], %y : Tensor[4, "
+      "2]):  # the result, and what the backward reads\n"
+      "  %0 : Tensor[4, 5] = matmul(%x, %w1)  # 2:20\n"
+      "  %h : Tensor[4, 5] = tanh(%0)  # 2:9\n"
+      "  %out : Tensor[4, 2] = matmul(%h, %w2)  # 3:11\n"
+      "  %1 : Tensor[4, 2] = sub(%out, %y)  # 4:14\n"
+      "  %2 : Tensor[4, 2] = pow(%1, 2)  # 4:13\n"
+      "  %3 : Tensor[] = mean(%2)  # 4:12\n"
+      "  return (%3)  # kept for the backward: %1, %h, %w2, %x, %w1\n"
+      "loss.backward(%dloss : Tensor[]):  # from the result's gradient (ones)\n"
+      "  %4 : Tensor[4, 2] = GradOf[op='mean', line=4](%dloss)\n"
+      "      %5 : Tensor[1, 1] = reshape(%dloss, [1, 1])  # 4:12\n"
+      "      %6 : Tensor[4, 2] = expand(%5, [4, 2])  # 4:12\n"
+      "      %7 : Tensor[4, 2] = div(%6, 8.0)  # 4:12\n"
+      "      -> (%7)\n"
+      "  %8 : Tensor[4, 2] = GradOf[op='pow', line=4](%4)\n"
+      "      %9 : Tensor[4, 2] = mul(%1, 2.0)  # 4:13\n"
+      "      %10 : Tensor[4, 2] = mul(%4, %9)  # 4:13\n"
+      "      -> (%10)\n"
+      "  %dout : Tensor[4, 2], %dy : Tensor[4, 2] = GradOf[op='sub', line=4](%8)\n"
+      "      %11 : Tensor[4, 2] = neg(%8)  # 4:14\n"
+      "      -> (%8, %11)\n"
+      "  %dh : Tensor[4, 5], %dw2 : Tensor[5, 2] = GradOf[op='matmul', line=3](%dout)\n"
+      "      %12 : Tensor[2, 5] = transpose(%w2, -2, -1)  # 3:11\n"
+      "      %13 : Tensor[4, 5] = matmul(%dout, %12)  # 3:11\n"
+      "      %14 : Tensor[5, 4] = transpose(%h, -2, -1)  # 3:11\n"
+      "      %15 : Tensor[5, 2] = matmul(%14, %dout)  # 3:11\n"
+      "      -> (%13, %15)\n"
+      "  %16 : Tensor[4, 5] = GradOf[op='tanh', line=2](%dh)\n"
+      "      %17 : Tensor[4, 5] = square(%h)  # 2:9\n"
+      "      %18 : Tensor[4, 5] = neg(%17)  # 2:9\n"
+      "      %19 : Tensor[4, 5] = add(%18, 1.0)  # 2:9\n"
+      "      %20 : Tensor[4, 5] = mul(%dh, %19)  # 2:9\n"
+      "      -> (%20)\n"
+      "  %dx : Tensor[4, 3], %dw1 : Tensor[3, 5] = GradOf[op='matmul', line=2](%16)\n"
+      "      %21 : Tensor[5, 3] = transpose(%w1, -2, -1)  # 2:20\n"
+      "      %22 : Tensor[4, 3] = matmul(%16, %21)  # 2:20\n"
+      "      %23 : Tensor[3, 4] = transpose(%x, -2, -1)  # 2:20\n"
+      "      %24 : Tensor[3, 5] = matmul(%23, %16)  # 2:20\n"
+      "      -> (%22, %24)\n"
+      "  return (%dx, %dw1, %dw2, %dy)  # the gradients of x, w1, w2, y\n";
+  EXPECT_EQ(s.out, expected);
+  EXPECT_LE(count_lines(s.out), 40u);
+  // The general view keeps the bookkeeping that fits every shape.
+  Session general = run(std::string(kTwoLayerNet) + ":grad loss\n");
+  EXPECT_NE(general.out.find("matmul_operand_size"), std::string::npos) << general.out;
+}
+
+// --values shows each value: here sin's gradient is cos(x) (0.8776, 0.5403, -0.4161).
+TEST(ReplGradView, ValuesFollowTheNumbersThroughTheBackward) {
+  Session s =
+      run("import torch\ndef f(x):\n    return torch.sin(x).sum()\n\n"
+          "x = torch.tensor([0.5, 1.0, 2.0])\n:grad f(x) --values\n");
+  EXPECT_EQ(s.err, "");
+  EXPECT_NE(s.out.find("%0 : Tensor[3] = sin(%x)  # 2:12  = [0.4794, 0.8415, 0.9093]\n"),
+            std::string::npos)
+      << s.out;
+  EXPECT_NE(s.out.find("%1 : Tensor[] = sum(%0)  # 2:12  = 2.23\n"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("%dx : Tensor[3] = GradOf[op='sin', line=2](%2)  # = [0.8776, 0.5403, "
+                       "-0.4161]\n"),
+            std::string::npos)
+      << s.out;
+}
+
+// Grad of grad: the forward computes the first gradient (its values named as in f's
+// backward), the backward differentiates it; both levels' rules are labelled.
+TEST(ReplGradView, GradOfGradFitsItsBudget) {
+  Session s =
+      run("import torch\nfrom functorch import grad\ndef f(x):\n    return torch.sin(x).sum()\n\n"
+          "df = grad(f)\n"
+          "def g(x):\n    return df(x).sum()\n\n"
+          "x = torch.tensor([0.5, 1.0, 2.0])\n:grad g(x)\n:grad df(x)\n");
+  EXPECT_EQ(s.err, "");
+  size_t second = s.out.find("df.forward(");
+  ASSERT_NE(second, std::string::npos) << s.out;
+  std::string of_g = s.out.substr(0, second), of_df = s.out.substr(second);
+  EXPECT_LE(count_lines(of_g), 60u) << of_g;
+  EXPECT_NE(of_g.find("%5 : Tensor[3] = cos(%x)  # 2:12\n"), std::string::npos) << of_g;
+  EXPECT_NE(of_g.find("g.backward(%dg : Tensor[]):"), std::string::npos) << of_g;
+  EXPECT_NE(of_g.find("GradOf[op='cos', line=2]"), std::string::npos) << of_g;
+  EXPECT_NE(of_df.find("df.backward(%ddf : Tensor[3]):"), std::string::npos) << of_df;
+  EXPECT_EQ(of_g.find("AnyDefined"), std::string::npos) << of_g;
+}
+
+// A while loop: the forward keeps its loop (values inside it vary), the backward of
+// the three iterations it ran is unrolled, each step with its shapes.
+TEST(ReplGradView, AWhileLoopRunsItsIterations) {
+  Session s =
+      run("import torch\ndef p(x, n: int):\n    y = x\n    i = 0\n    while i < n:\n"
+          "        y = y * x\n        i += 1\n    return y.sum()\n\n"
+          "x = torch.tensor([0.5, 1.0, 2.0])\n:grad p(x, 3)\n");
+  EXPECT_EQ(s.err, "");
+  EXPECT_NE(s.out.find("p.forward(%x : Tensor[3], %n : int = 3):"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("= Loop("), std::string::npos) << s.out;
+  size_t backward = s.out.find("p.backward(%dp : Tensor[])");
+  ASSERT_NE(backward, std::string::npos) << s.out;
+  std::string b = s.out.substr(backward);
+  size_t rules = 0;
+  for (size_t at = b.find("GradOf[op='mul', line=5]"); at != std::string::npos;
+       at = b.find("GradOf[op='mul', line=5]", at + 1))
+    ++rules;
+  EXPECT_EQ(rules, 3u) << b;
+  EXPECT_EQ(b.find("sum_to_size"), std::string::npos) << b;
+}
+
+TEST(ReplGradView, BadCallsAreErrorsAndTheSessionGoesOn) {
+  Session s =
+      run("import torch\ndef f(x):\n    return torch.sin(x).sum()\n\nx = torch.ones(2)\n"
+          ":grad f(1)\n:grad f(x, x)\n:grad f(x\n:grad f(zz)\n:grad nope(x)\nprint(x.sum())\n");
+  EXPECT_NE(s.err.find("error: f(...): no argument is a floating-point tensor"), std::string::npos)
+      << s.err;
+  EXPECT_NE(s.err.find("error: f() takes 1 argument(s), given 2"), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("expected :grad NAME(ARGS) [--values]"), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("name 'zz' is not defined"), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("no function named 'nope'"), std::string::npos) << s.err;
+  EXPECT_NE(s.out.find("tensor(2.)"), std::string::npos) << s.out;
 }
 
 }  // namespace

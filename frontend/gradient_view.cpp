@@ -1,0 +1,463 @@
+// The specialized gradient view. See Note [The specialized gradient view].
+#include "frontend/gradient_view.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "frontend/emitter.h"
+#include "frontend/parser.h"
+#include "ir/passes/constant_folding.h"
+#include "ir/passes/dead_code_elimination.h"
+#include "ir/passes/pass_utils.h"
+#include "ir/passes/simplify.h"
+#include "ir/passes/specialize_undefined.h"
+#include "ir/schema.h"
+#include "runtime/interpreter.h"
+#include "runtime/tensor/device_backend.h"
+
+namespace tsl {
+
+// Note [The specialized gradient view]
+// `:grad f` shows f's gradient for every input shape at once, so it carries the
+// bookkeeping that makes one graph fit all shapes: the sizes a matmul's operands are
+// reshaped to, the shapes a broadcast gradient is summed back to, the numel a mean
+// divides by, conversions to each input's dtype. Given example arguments
+// (`:grad f(x, w)`) the view drops what they settle, as jax.make_jaxpr does for its
+// example inputs:
+//  * both graphs run on the arguments (the backward on ones for each result: the
+//    gradient of a scalar loss), and every value outside loops and branches is
+//    recorded (record_values: a copy of the graph with GradOf blocks inlined and every
+//    value returned);
+//  * a value that is not a tensor (a size, a numel, a dtype, a flag) becomes the
+//    constant it was, so the nodes computing it go; a shape op that does nothing at
+//    these shapes (reshape or expand to its own size, sum_to_size of a tensor of that
+//    size, `to` its own dtype, contiguous, AutogradZeros of a defined gradient) is
+//    replaced by its input; constant folding, arithmetic simplification and dead code
+//    elimination tidy the rest.
+// The printer then writes for a student: types with their shapes (`Tensor[4, 5]`),
+// constants in place of their names, the incoming gradient as `%dloss` (d and the
+// function's name), a captured value under one name in both graphs, GradOf blocks
+// with the forward op and line they differentiate, and on request each value. It is
+// a view of this one call: the graph TSL runs stays the general one.
+
+namespace {
+
+using Values = std::unordered_map<const Value*, IValue>;
+
+// Pairs each value of `src` with its copy in `dst` (a clone: the same structure).
+void map_values(const Block* src, const Block* dst,
+                std::unordered_map<const Value*, const Value*>& to_src) {
+  for (size_t i = 0; i < src->params().size(); ++i) to_src[dst->params()[i]] = src->params()[i];
+  auto s = src->begin();
+  auto d = dst->begin();
+  for (; s != src->end() && d != dst->end(); ++s, ++d) {
+    for (size_t i = 0; i < (*s)->outputs().size(); ++i) to_src[(*d)->output(i)] = (*s)->output(i);
+    for (size_t b = 0; b < (*s)->blocks().size(); ++b)
+      map_values((*s)->block(b), (*d)->block(b), to_src);
+  }
+}
+
+// Every value of `g` defined outside loops and branches (those of GradOf blocks
+// included), for `inputs`: a copy of `g` with its GradOf blocks inlined returns them
+// all, run by the interpreter as it is (not optimized).
+Values record_values(const Graph& g, std::vector<IValue> inputs) {
+  std::shared_ptr<Graph> probe(g.clone());
+  std::unordered_map<const Value*, const Value*> to_src;
+  map_values(g.block(), probe->block(), to_src);
+  // A GradOf's output is the value its block returns.
+  std::vector<std::pair<const Value*, const Value*>> grad_of_outputs;  // g's, the probe's
+  for (Node* n : *probe->block()) {
+    if (n->op() != OpId::GradOf) continue;
+    Block* body = n->block(0);
+    while (!body->empty()) (*body->begin())->move_before(n);
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      grad_of_outputs.emplace_back(to_src.at(n->output(i)), body->returns()[i]);
+      n->output(i)->replace_all_uses_with(body->returns()[i]);
+    }
+    n->destroy();
+  }
+  std::vector<Value*> recorded;  // the probe's values, in the order returned
+  for (Value* p : probe->inputs()) recorded.push_back(p);
+  for (Node* n : *probe->block()) {
+    for (Value* o : n->outputs()) recorded.push_back(o);
+  }
+  size_t first = probe->outputs().size();
+  for (Value* v : recorded) probe->add_output(v);
+  Code code(probe);
+  std::vector<IValue> out = InterpreterState(code).run(std::move(inputs));
+  std::unordered_map<const Value*, IValue> by_probe;
+  for (size_t i = 0; i < recorded.size(); ++i) by_probe[recorded[i]] = out.at(first + i);
+  Values values;
+  for (const auto& [v, value] : by_probe) values[to_src.at(v)] = value;
+  for (const auto& [output, returned] : grad_of_outputs) {
+    auto it = by_probe.find(returned);
+    if (it != by_probe.end()) values[output] = it->second;
+  }
+  return values;
+}
+
+bool same_tensor_shape(const IValue& a, const IValue& b) {
+  if (!a.is_tensor() || !b.is_tensor() || !a.tensor_impl() || !b.tensor_impl()) return false;
+  const Tensor& x = a.to_tensor();
+  const Tensor& y = b.to_tensor();
+  return x.sizes() == y.sizes() && x.dtype() == y.dtype() && x.device() == y.device();
+}
+
+// Whether `n` returns its first input unchanged at the recorded values: a shape op
+// that changes nothing at these shapes, or pow(x, 1).
+bool does_nothing_here(const Node* n, const Values& values) {
+  if (n->op() == OpId::pow && n->inputs().size() == 2) {
+    const IValue* e = constant_value(n->input(1));
+    auto in = values.find(n->input(0));
+    auto out = values.find(n->output());
+    if (e && e->is_number() && e->to_double() == 1.0 && in != values.end() && out != values.end() &&
+        same_tensor_shape(in->second, out->second))
+      return true;
+  }
+  static const std::unordered_set<std::string_view> kShapeOps = {
+      "reshape", "view",       "sum_to_size", "expand",  "expand_as",    "broadcast_to",
+      "to",      "contiguous", "reshape_as",  "view_as", "AutogradZeros"};
+  if (n->outputs().size() != 1 || n->inputs().empty() || !kShapeOps.count(n->info().name))
+    return false;
+  auto in = values.find(n->input(0));
+  auto out = values.find(n->output());
+  return in != values.end() && out != values.end() && same_tensor_shape(in->second, out->second);
+}
+
+// Replaces what the recorded values settle (see the Note) in `b` and its GradOf blocks.
+void fold_block(Graph& g, Block* b, const Values& values) {
+  for (Node* n : *b) {
+    if (n->op() == OpId::Constant) continue;
+    if (n->op() == OpId::GradOf) fold_block(g, n->block(0), values);
+    for (Value* o : n->outputs()) {
+      auto it = values.find(o);
+      if (it == values.end() || o->type()->is_tensor() || o->uses().empty() ||
+          !is_printable_constant(it->second))
+        continue;
+      replace_with_constant(g, n, o, it->second);
+    }
+    if (does_nothing_here(n, values)) n->output()->replace_all_uses_with(n->input(0));
+  }
+}
+
+void specialize(Graph& g, const Values& values) {
+  Node* first = g.block()->empty() ? g.block()->return_node() : *g.block()->begin();
+  for (Value* p : g.inputs()) {
+    auto it = values.find(p);
+    if (p->type()->is_tensor() || p->uses().empty() || it == values.end() ||
+        !is_printable_constant(it->second))
+      continue;
+    InsertPointGuard at(g, first);
+    p->replace_all_uses_with(g.insert_constant(it->second, p->type()));
+  }
+  fold_block(g, g.block(), values);
+  for (int round = 0; round < 3; ++round) {
+    bool changed = fold_constants(g);
+    changed |= simplify_arithmetic(g);
+    changed |= specialize_undefined(g);
+    changed |= eliminate_dead_code(g);
+    if (!changed) break;
+  }
+  // What only the reader is spared: a GradOf whose rule does nothing (the gradient of
+  // AutogradZeros passes through), and the definedness tests nothing reads any more.
+  for (Node* n : *g.block()) {
+    bool passes_through = n->op() == OpId::GradOf && n->block(0)->empty();
+    if (passes_through) {
+      for (size_t i = 0; i < n->outputs().size(); ++i)
+        n->output(i)->replace_all_uses_with(n->block(0)->returns()[i]);
+    }
+    bool unused = true;
+    for (const Value* o : n->outputs()) unused &= o->uses().empty();
+    if (unused && (passes_through || n->op() == OpId::AnyDefined)) n->destroy();
+  }
+  verify(g);
+}
+
+// ---- Printing ----------------------------------------------------------------------------
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+// Element i of a contiguous CPU tensor, as a double.
+double element(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::Float32:
+      return t.data_ptr<float>()[i];
+    case DType::Float64:
+      return t.data_ptr<double>()[i];
+    case DType::Int64:
+      return static_cast<double>(t.data_ptr<int64_t>()[i]);
+    case DType::Bool:
+      return t.data_ptr<bool>()[i] ? 1.0 : 0.0;
+  }
+  return 0.0;
+}
+
+// A short account of a value: a tensor's numbers when it has few, else its first
+// ones and its mean.
+std::string summary(const IValue& v) {
+  if (!v.is_tensor()) return v.repr();
+  if (!v.tensor_impl()) return "undefined";
+  Tensor t = copy_to_device(v.to_tensor(), kCPU).contiguous();
+  int64_t n = t.numel();
+  if (t.dim() == 0) return number(element(t, 0));
+  std::string s = "[";
+  for (int64_t i = 0; i < std::min<int64_t>(n, n <= 6 ? 6 : 3); ++i)
+    s += (i ? ", " : "") + number(element(t, i));
+  if (n <= 6) return s + "]";
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += element(t, i);
+  return s + ", ...] mean " + number(sum / static_cast<double>(n));
+}
+
+class ReadingPrinter {
+ public:
+  ReadingPrinter(std::ostream& out, const Values& values, bool show_values)
+      : out_(out), values_(values), show_values_(show_values) {}
+
+  void preset(const Value* v, const std::string& name) {
+    names_[v] = name;
+    used_.insert(name);
+  }
+  const std::string& name(const Value* v) {
+    auto it = names_.find(v);
+    if (it != names_.end()) return it->second;
+    std::string base = v->debug_name(), n;
+    if (base.empty()) {
+      do {
+        n = std::to_string(next_temp_++);
+      } while (used_.count(n));
+    } else {
+      n = base;
+      for (int k = 1; used_.count(n); ++k) n = base + "." + std::to_string(k);
+    }
+    used_.insert(n);
+    return names_.emplace(v, n).first->second;
+  }
+
+  std::string type(const Value* v) const {
+    auto it = values_.find(v);
+    if (it == values_.end() || !it->second.is_tensor() || !it->second.tensor_impl())
+      return v->type()->str();
+    const Tensor& t = it->second.to_tensor();
+    std::string s = "Tensor[";
+    for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.sizes()[d]);
+    s += "]";
+    if (t.dtype() != DType::Float32) s += "(" + std::string(dtype_name(t.dtype())) + ")";
+    if (!t.device().is_cpu()) s += "(" + t.device().str() + ")";
+    return s;
+  }
+
+  std::string operand(const Value* v) {
+    if (const IValue* c = constant_value(v); c && is_printable_constant(*c)) {
+      if (c->is_list()) {  // sizes as [4, 2], not torch.Size([4, 2])
+        std::string s = "[";
+        const std::vector<IValue>& elems = c->to_list().elements;
+        for (size_t i = 0; i < elems.size(); ++i) s += (i ? ", " : "") + elems[i].repr();
+        return s + "]";
+      }
+      return c->repr();
+    }
+    return "%" + name(v);
+  }
+
+  // How many of n's inputs to print: trailing constants equal to the schema's
+  // defaults (`alpha=1`, `dim=None`) go.
+  static size_t shown_inputs(const Node* n) {
+    size_t count = n->inputs().size();
+    if (n->info().has(opflags::PRIM)) return count;
+    const FunctionSchema& schema = schema_of(n->op());
+    if (schema.variadic_index() >= 0 || schema.arguments.size() != count) return count;
+    while (count > 0) {
+      const Argument& arg = schema.arguments[count - 1];
+      const IValue* c = constant_value(n->input(count - 1));
+      if (!c || !arg.default_value) break;
+      std::string key = constant_key(*c);
+      if (key.empty() || key != constant_key(*arg.default_value)) break;
+      --count;
+    }
+    return count;
+  }
+
+  // `%a : T, %b : T` for a list of values defined here.
+  std::string definitions(const std::vector<Value*>& vs) {
+    std::string s;
+    for (size_t i = 0; i < vs.size(); ++i)
+      s += (i ? ", %" : "%") + name(vs[i]) + " : " + type(vs[i]);
+    return s;
+  }
+
+  void node(const Node* n, int level) {
+    if (n->op() == OpId::Constant && is_printable_constant(n->attr("value"))) return;
+    std::string line(static_cast<size_t>(2 * level), ' ');
+    if (!n->outputs().empty()) line += definitions(n->outputs()) + " = ";
+    line += std::string(n->info().name);
+    std::string attrs;
+    for (const Attribute& a : n->attributes()) {
+      if (a.value.is_object() || (n->op() == OpId::Constant && a.name == "value")) continue;
+      attrs += (attrs.empty() ? "[" : ", ") + a.name + "=" + a.value.repr();
+    }
+    if (n->op() == OpId::Constant) attrs = "";
+    line += attrs.empty() ? "" : attrs + "]";
+    line += "(";
+    size_t shown = shown_inputs(n);
+    for (size_t i = 0; i < shown; ++i) line += (i ? ", " : "") + operand(n->input(i));
+    line += ")";
+    std::string note;
+    if (n->range().valid() && n->op() != OpId::GradOf)
+      note = std::to_string(n->range().line) + ":" + std::to_string(n->range().col + 1);
+    if (show_values_ && n->outputs().size() == 1) {
+      auto it = values_.find(n->output());
+      if (it != values_.end()) note += (note.empty() ? "= " : "  = ") + summary(it->second);
+    }
+    out_ << line << (note.empty() ? "" : "  # " + note) << "\n";
+    for (const Block* b : n->blocks()) {
+      if (n->op() != OpId::GradOf) {
+        out_ << std::string(static_cast<size_t>(2 * level + 2), ' ') << "block("
+             << definitions(b->params()) << "):\n";
+      }
+      for (const Node* inner : *b) node(inner, level + 2);
+      std::string rets;
+      for (size_t i = 0; i < b->returns().size(); ++i)
+        rets += (i ? ", " : "") + operand(b->returns()[i]);
+      out_ << std::string(static_cast<size_t>(2 * level + 4), ' ') << "-> (" << rets << ")\n";
+    }
+  }
+
+  void body(const Graph& g) {
+    for (const Node* n : *g.block()) node(n, 1);
+  }
+
+ private:
+  std::ostream& out_;
+  const Values& values_;
+  bool show_values_;
+  std::unordered_map<const Value*, std::string> names_;
+  std::unordered_set<std::string> used_;
+  size_t next_temp_ = 0;
+};
+
+}  // namespace
+
+std::vector<IValue> evaluate_arguments(CompilationUnit& unit, const std::string& text) {
+  auto source = std::make_shared<Source>("<args>", "(" + text + (text.empty() ? ")" : ",)"));
+  ast::ExprPtr e = parse_expression(source);
+  auto graph = std::make_shared<Graph>();
+  Emitter emitter(unit, *graph, Emitter::Mode::TopLevel);
+  graph->add_output(emitter.emit_expr(*e));
+  std::vector<IValue> globals;
+  for (const std::string& name : emitter.global_inputs())
+    globals.push_back(unit.find_global(name)->value);
+  IntrusivePtr<Function> fn(new Function("<args>", graph));
+  IValue tuple = fn->run(std::move(globals)).at(0);
+  return tuple.is_tuple() ? tuple.to_tuple() : std::vector<IValue>{};
+}
+
+std::string specialized_gradient_text(CompilationUnit& unit, FunctionDecl& decl,
+                                      const std::vector<IValue>& args, const std::string& name,
+                                      const GradientViewOptions& options) {
+  TSL_CHECK(args.size() == decl.param_names.size(), name, "() takes ", decl.param_names.size(),
+            " argument(s), given ", args.size());
+  std::vector<size_t> wrt;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].is_tensor() && args[i].tensor_impl() && is_floating(args[i].to_tensor().dtype()))
+      wrt.push_back(i);
+  }
+  TSL_CHECK(!wrt.empty(), name,
+            "(...): no argument is a floating-point tensor, so there is no gradient to show");
+  size_t num_seeds = 0;
+  autodiff::Gradient gradient = unit.gradient_graphs(decl, wrt, SourceRange(), &num_seeds);
+  Graph& f = *gradient.f;
+  Graph& df = *gradient.df;
+  // The forward's inputs: the arguments, then the globals the function reads.
+  std::vector<IValue> f_inputs = args;
+  for (const std::string& global : unit.compile_function(decl, SourceRange()).hidden_globals)
+    f_inputs.push_back(unit.find_global(global)->value);
+  // Each graph runs, is specialized, and runs again while that changes it: a branch
+  // whose condition became a constant, or a loop unrolled, shows values it hid.
+  auto settle = [](Graph& g, const std::vector<IValue>& inputs) {
+    Values values;
+    for (int round = 0; round < 4; ++round) {
+      values = record_values(g, inputs);
+      std::string before = print_graph(g);
+      specialize(g, values);
+      if (print_graph(g) == before) break;
+      values = record_values(g, inputs);
+    }
+    return values;
+  };
+  Values values = settle(f, f_inputs);
+  // The backward on ones for each result, and the captured values.
+  std::vector<IValue> df_inputs;
+  for (size_t i = 0; i < num_seeds; ++i) {
+    const IValue& out = values.at(f.outputs()[i]);
+    TSL_CHECK(out.is_tensor() && out.tensor_impl(), name,
+              "(...) does not return a tensor: there is no gradient to show");
+    const Tensor& result = out.to_tensor();
+    Tensor ones = Tensor::empty(result.sizes(), result.dtype(), result.device());
+    fill_tensor(ones, Scalar(1.0));
+    df_inputs.push_back(IValue(ones));
+  }
+  for (size_t i = 0; i < gradient.num_captures; ++i)
+    df_inputs.push_back(values.at(f.outputs()[gradient.num_real_outputs + i]));
+  Values df_values = settle(df, df_inputs);
+  values.insert(df_values.begin(), df_values.end());
+
+  std::ostringstream out;
+  ReadingPrinter p(out, values, options.values);
+  std::string names;
+  for (size_t i : wrt) names += (names.empty() ? "" : ", ") + decl.param_names[i];
+  // The parameters with their shapes; a number or string argument with its value.
+  std::string params;
+  for (size_t i = 0; i < f.inputs().size(); ++i) {
+    params += (i ? ", " : "") + p.definitions({f.inputs()[i]});
+    if (i < args.size() && !args[i].is_tensor() && is_printable_constant(args[i]))
+      params += " = " + args[i].repr();
+  }
+  out << name << ".forward(" << params << "):  # the result, and what the backward reads\n";
+  p.body(f);
+  std::string rets;
+  for (size_t i = 0; i < gradient.num_real_outputs; ++i)
+    rets += (i ? ", " : "") + p.operand(f.outputs()[i]);
+  // The backward's names of the captures: the forward's.
+  std::string kept;
+  for (size_t i = 0; i < gradient.num_captures; ++i) {
+    const Value* param = df.inputs()[num_seeds + i];
+    if (param->uses().empty()) continue;
+    const Value* v = f.outputs()[gradient.num_real_outputs + i];
+    kept += (kept.empty() ? "" : ", ") + p.operand(v);
+    p.preset(param, p.name(v));
+  }
+  out << "  return (" << rets << ")" << (kept.empty() ? "" : "  # kept for the backward: " + kept)
+      << "\n";
+  // The incoming gradients: d<function> for a single result.
+  // The incoming gradients: d<name> (d<name><k> for several results); `dresult` when
+  // the name is not an identifier (`nn.linear`).
+  bool identifier =
+      !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  for (char c : name) identifier &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  std::string base = "d" + (identifier ? name : std::string("result"));
+  for (size_t i = 0; i < num_seeds; ++i) {
+    std::string seed = num_seeds == 1 ? base : base + std::to_string(i);
+    p.preset(df.inputs()[i], seed);
+  }
+  std::vector<Value*> seeds(df.inputs().begin(),
+                            df.inputs().begin() + static_cast<std::ptrdiff_t>(num_seeds));
+  out << name << ".backward(" << p.definitions(seeds)
+      << "):  # from the result's gradient (ones)\n";
+  p.body(df);
+  std::string grads;
+  for (size_t i = 0; i < df.outputs().size(); ++i)
+    grads += (i ? ", " : "") + p.operand(df.outputs()[i]);
+  out << "  return (" << grads << ")  # the gradients of " << names << "\n";
+  return out.str();
+}
+
+}  // namespace tsl

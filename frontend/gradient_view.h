@@ -1,0 +1,30 @@
+// The gradient graph of a function specialized to example arguments and written to be
+// read (`:grad f(x, w)`, LANGUAGE.md 8.3). See Note [The specialized gradient view].
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "frontend/compilation_unit.h"
+
+namespace tsl {
+
+struct GradientViewOptions {
+  // Each line also shows its value: the numbers of a small tensor, else a few of them
+  // and the mean.
+  bool values = false;
+};
+
+// The forward and backward graphs of `decl`'s gradient with respect to its floating
+// Tensor arguments among `args`, specialized to `args`; `name` is what the user called
+// the function. Throws SourceError or Error when the arguments do not fit the function
+// or running it fails.
+std::string specialized_gradient_text(CompilationUnit& unit, FunctionDecl& decl,
+                                      const std::vector<IValue>& args, const std::string& name,
+                                      const GradientViewOptions& options);
+
+// The arguments `text` (what is between the parentheses of `f(x, w)`) evaluates to in
+// the session: each an expression over its variables.
+std::vector<IValue> evaluate_arguments(CompilationUnit& unit, const std::string& text);
+
+}  // namespace tsl
