@@ -654,6 +654,10 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
   std::unique_ptr<LineEditor> editor =
       terminal && options.prompts ? LineEditor::open(unit) : nullptr;
   std::string last_line;
+  // Each input is a cell, named as IPython names them (In[3]:2:5 in errors and
+  // tracebacks); meta-commands are not counted.
+  int cells = 0;
+  auto next_cell = [&cells] { return "In[" + std::to_string(++cells) + "]"; };
   for (;;) {
     std::string line;
     if (editor) {
@@ -665,7 +669,7 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
         continue;
       }
       if (status == LineEditor::Status::EndOfInput) {
-        if (!trim(buffer).empty()) run_input(unit, buffer, "<stdin>", err);
+        if (!trim(buffer).empty()) run_input(unit, buffer, next_cell(), err);
         out << "\n";
         return 0;
       }
@@ -692,7 +696,7 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
         continue;
       }
       if (in.bad() || !in.eof()) in.clear();
-      if (!trim(buffer).empty()) run_input(unit, buffer, "<stdin>", err);
+      if (!trim(buffer).empty()) run_input(unit, buffer, next_cell(), err);
       if (options.prompts) out << "\n";
       return 0;
     }
@@ -709,7 +713,7 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
     buffer += line;
     buffer += '\n';
     if (classify_input(buffer) == InputStatus::Incomplete) continue;
-    run_input(unit, buffer, "<stdin>", err);
+    run_input(unit, buffer, next_cell(), err);
     buffer.clear();
   }
 }

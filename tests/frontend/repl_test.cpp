@@ -50,7 +50,8 @@ TEST(Repl, KeepsTheSessionAfterErrors) {
           "def f(a: int) -> int:\n    return a * x\n\n"
           "f(4)\n");
   EXPECT_EQ(s.out, "40\n");
-  EXPECT_NE(s.err.find("<stdin>:1:5: error: "), std::string::npos) << s.err;
+  // Each input is a cell: the second is In[2].
+  EXPECT_NE(s.err.find("In[2]:1:5: error: "), std::string::npos) << s.err;
   EXPECT_NE(s.err.find("integer division or modulo by zero"), std::string::npos) << s.err;
 }
 
