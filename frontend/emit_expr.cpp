@@ -6,6 +6,7 @@
 #include <map>
 
 #include "frontend/emitter.h"
+#include "frontend/gradient_view.h"
 
 namespace tsl {
 namespace {
@@ -555,13 +556,40 @@ Value* Emitter::emit_closure_call(const Sugared& callee, const std::vector<CallA
 
 // graph(f): the IR of f as text; for a transform, its gradient graph.
 Value* Emitter::emit_graph_of(const ast::Call& c) {
-  if (c.args.size() != 1 || !c.keywords.empty())
-    compile_error(c.range, "graph() takes one function");
+  if (c.args.empty() || !c.keywords.empty())
+    compile_error(c.range, "graph() takes a function (and, for grad(f), example arguments)");
   Sugared fn = emit_sugared(*c.args[0]);
   if (fn.kind != Sugared::Kind::UserFunction) {
     compile_error(c.args[0]->range, "graph() shows a function (a def or a transform)");
   }
-  std::string text = unit_.graph_text(*fn.function, c.range);
+  if (c.args.size() == 1) {
+    std::string text = unit_.graph_text(*fn.function, c.range);
+    return constant(IValue(text), Type::str_(), c.range);
+  }
+  // graph(grad(f), x, w): f's gradient specialized to the arguments, as `:grad f(x, w)`
+  // (Note [The specialized gradient view]). The arguments are evaluated as the
+  // statement compiles, which at top level is just before it runs.
+  const FunctionDecl::Transform* t = fn.function->transform ? &*fn.function->transform : nullptr;
+  if (!t || t->kind != "grad") {
+    compile_error(c.args[0]->range,
+                  "graph(F, args...) shows the gradient of f at these arguments: F must be "
+                  "grad(f)");
+  }
+  if (mode_ != Mode::TopLevel) {
+    compile_error(c.range,
+                  "graph(grad(f), args...) runs f on its arguments while it compiles: call it "
+                  "at top level, not inside a def");
+  }
+  std::vector<IValue> args;
+  for (size_t i = 1; i < c.args.size(); ++i) args.push_back(evaluate_expression(unit_, *c.args[i]));
+  std::string text;
+  try {
+    text = specialized_gradient_text(unit_, *t->inner, args, t->inner->name, {}, t->argnums);
+  } catch (const SourceError&) {
+    throw;
+  } catch (const Error& e) {
+    compile_error(c.range, e.what());
+  }
   return constant(IValue(text), Type::str_(), c.range);
 }
 

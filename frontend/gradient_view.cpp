@@ -346,28 +346,34 @@ class ReadingPrinter {
 
 }  // namespace
 
-std::vector<IValue> evaluate_arguments(CompilationUnit& unit, const std::string& text) {
-  auto source = std::make_shared<Source>("<args>", "(" + text + (text.empty() ? ")" : ",)"));
-  ast::ExprPtr e = parse_expression(source);
+IValue evaluate_expression(CompilationUnit& unit, const ast::Expr& e) {
   auto graph = std::make_shared<Graph>();
   Emitter emitter(unit, *graph, Emitter::Mode::TopLevel);
-  graph->add_output(emitter.emit_expr(*e));
+  graph->add_output(emitter.emit_expr(e));
   std::vector<IValue> globals;
   for (const std::string& name : emitter.global_inputs())
     globals.push_back(unit.find_global(name)->value);
   IntrusivePtr<Function> fn(new Function("<args>", graph));
-  IValue tuple = fn->run(std::move(globals)).at(0);
+  return fn->run(std::move(globals)).at(0);
+}
+
+std::vector<IValue> evaluate_arguments(CompilationUnit& unit, const std::string& text) {
+  auto source = std::make_shared<Source>("<args>", "(" + text + (text.empty() ? ")" : ",)"));
+  IValue tuple = evaluate_expression(unit, *parse_expression(source));
   return tuple.is_tuple() ? tuple.to_tuple() : std::vector<IValue>{};
 }
 
 std::string specialized_gradient_text(CompilationUnit& unit, FunctionDecl& decl,
                                       const std::vector<IValue>& args, const std::string& name,
-                                      const GradientViewOptions& options) {
+                                      const GradientViewOptions& options,
+                                      const std::vector<size_t>& only) {
   TSL_CHECK(args.size() == decl.param_names.size(), name, "() takes ", decl.param_names.size(),
             " argument(s), given ", args.size());
   std::vector<size_t> wrt;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].is_tensor() && args[i].tensor_impl() && is_floating(args[i].to_tensor().dtype()))
+    bool asked = only.empty() || std::find(only.begin(), only.end(), i) != only.end();
+    if (asked && args[i].is_tensor() && args[i].tensor_impl() &&
+        is_floating(args[i].to_tensor().dtype()))
       wrt.push_back(i);
   }
   TSL_CHECK(!wrt.empty(), name,

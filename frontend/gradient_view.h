@@ -19,12 +19,17 @@ struct GradientViewOptions {
 // Tensor arguments among `args`, specialized to `args`; `name` is what the user called
 // the function. Throws SourceError or Error when the arguments do not fit the function
 // or running it fails.
+// `wrt`: the parameters to differentiate for (grad's argnums); empty: every floating
+// Tensor argument.
 std::string specialized_gradient_text(CompilationUnit& unit, FunctionDecl& decl,
                                       const std::vector<IValue>& args, const std::string& name,
-                                      const GradientViewOptions& options);
+                                      const GradientViewOptions& options,
+                                      const std::vector<size_t>& wrt = {});
 
 // The arguments `text` (what is between the parentheses of `f(x, w)`) evaluates to in
 // the session: each an expression over its variables.
 std::vector<IValue> evaluate_arguments(CompilationUnit& unit, const std::string& text);
+// The value of `e` now, over the session's variables.
+IValue evaluate_expression(CompilationUnit& unit, const ast::Expr& e);
 
 }  // namespace tsl
