@@ -1,11 +1,14 @@
 // Source lines, ranges and the rendering of located errors.
 #include "ir/source.h"
 
-#include <cstdio>
-#include <mutex>
-#include <set>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <string_view>
 
 namespace tsl {
 namespace {
@@ -130,7 +133,67 @@ void warning(const SourceRange& range, const std::string& message) {
     if (!said.insert(text).second) return;
   }
   text += range.excerpt();
-  std::fputs(text.c_str(), stderr);
+  std::fputs(for_stderr(text).c_str(), stderr);
+}
+
+bool colors_on(int fd) {
+  static const bool allowed = [] {
+    const char* no_color = std::getenv("NO_COLOR");
+    const char* term = std::getenv("TERM");
+    return (!no_color || !*no_color) && term && *term && std::string_view(term) != "dumb";
+  }();
+  if (fd != 1 && fd != 2) return allowed && ::isatty(fd);
+  static const bool out = allowed && ::isatty(1), err = allowed && ::isatty(2);
+  return fd == 1 ? out : err;
+}
+
+std::string colored_diagnostics(const std::string& text) {
+  static constexpr const char* kReset = "\033[0m";
+  std::string out;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(begin, end - begin);
+    begin = end + 1;
+    bool newline = end < text.size();
+    // `LOCATION: KIND: message` or `KIND: message`.
+    struct Kind {
+      const char* word;
+      const char* color;
+    };
+    static constexpr Kind kKinds[] = {{"internal error: ", "\033[1;31m"},
+                                      {"error: ", "\033[1;31m"},
+                                      {"warning: ", "\033[1;35m"},
+                                      {"note: ", "\033[1;36m"}};
+    bool done = false;
+    for (const Kind& k : kKinds) {
+      // KIND at the start, or after a location (no spaces in it) and ": ".
+      size_t word = line.rfind(k.word, 0) == 0 ? 0 : line.find(std::string(": ") + k.word);
+      if (word == std::string::npos) continue;
+      if (word > 0) {
+        if (line.find(' ') < word) continue;
+        word += 2;
+      }
+      std::string w = k.word;
+      out += (word > 0 ? "\033[1m" + line.substr(0, word) + kReset : std::string()) + k.color +
+             w.substr(0, w.size() - 1) + kReset + " \033[1m" + line.substr(word + w.size()) +
+             kReset;
+      done = true;
+      break;
+    }
+    if (!done) {
+      bool caret =
+          line.find('^') != std::string::npos && line.find_first_not_of(" ^~") == std::string::npos;
+      out += caret ? "\033[32m" + line + kReset : line;
+    }
+    if (newline) out += '\n';
+  }
+  return out;
+}
+
+std::string for_stderr(const std::string& text) {
+  return colors_on(2) ? colored_diagnostics(text) : text;
 }
 
 void compile_error(const SourceRange& range, std::string message) {

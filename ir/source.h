@@ -96,6 +96,19 @@ class SourceError : public Error {
 // process for each distinct warning. Warnings never change what a program computes.
 void warning(const SourceRange& range, const std::string& message);
 
+// Note [Colors]
+// Diagnostics and the REPL's prompt are colored as compilers color theirs (the
+// location bold, `error:` red, `warning:` magenta, `note:` cyan, the message bold,
+// the caret line green; the prompt green), on a terminal only: the stream is a tty,
+// TERM is not `dumb`, and NO_COLOR is unset or empty (no-color.org). Pipes, files and
+// the tests that read them get plain text.
+// Whether file descriptor `fd` gets colors (asked once per fd).
+bool colors_on(int fd);
+// `text` (diagnostics as SourceError::render writes them) with ANSI colors.
+std::string colored_diagnostics(const std::string& text);
+// `text` colored when stderr gets colors.
+std::string for_stderr(const std::string& text);
+
 [[noreturn]] void compile_error(const SourceRange& range, std::string message);
 [[noreturn]] void runtime_error(const SourceRange& range, std::string message);
 

@@ -164,19 +164,19 @@ int run_guarded(const std::function<void()>& body) {
     return kExitOk;
   } catch (const SourceError& e) {
     std::cout.flush();
-    std::cerr << e.render() << std::flush;
+    std::cerr << for_stderr(e.render()) << std::flush;
     return e.kind() == SourceError::Kind::Compile ? kExitCompileError : kExitRuntimeError;
   } catch (const InternalError& e) {
     std::cout.flush();
-    std::cerr << e.what() << "\n";
+    std::cerr << for_stderr(std::string(e.what()) + "\n");
     return kExitInternalError;
   } catch (const Error& e) {
     std::cout.flush();
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << for_stderr("error: " + std::string(e.what()) + "\n");
     return kExitRuntimeError;
   } catch (const std::bad_alloc&) {
     std::cout.flush();
-    std::cerr << "error: out of memory\n";
+    std::cerr << for_stderr("error: out of memory\n");
     return kExitRuntimeError;
   } catch (const std::exception& e) {
     // Any other exception (a library's) is a bug in TSL, reported as one, never an abort.

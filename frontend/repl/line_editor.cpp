@@ -1,5 +1,6 @@
 // The REPL's line editor on libedit, and its completion. See line_editor.h.
 #include "frontend/repl/line_editor.h"
+#include "ir/source.h"
 
 #include <dirent.h>
 #include <poll.h>
@@ -239,7 +240,9 @@ class LibeditEditor final : public LineEditor {
     el_set(el_, EL_CLIENTDATA, this);
     el_set(el_, EL_EDITOR, "emacs");
     el_set(el_, EL_HIST, history, history_);
-    el_set(el_, EL_PROMPT, &LibeditEditor::prompt_of);
+    // The prompt's color codes between \1 markers, which libedit does not count as
+    // columns (Note [Colors] in ir/source.h).
+    el_set(el_, EL_PROMPT_ESC, &LibeditEditor::prompt_of, '\1');
     el_set(el_, EL_GETCFN, &LibeditEditor::read_char);
     // The wide form: el_set's narrow one copies the name and help and never frees them
     // (libedit's eln.c says so), which LeakSanitizer reports.
@@ -256,7 +259,13 @@ class LibeditEditor final : public LineEditor {
   }
 
   Status read(const std::string& prompt, const std::string& indent, std::string& line) override {
+    // The reset before the prompt's last character: libedit drops invisible text
+    // at the very end of a prompt.
     prompt_ = prompt;
+    if (colors_on(STDOUT_FILENO) && !prompt.empty()) {
+      prompt_ =
+          "\1\033[1;32m\1" + prompt.substr(0, prompt.size() - 1) + "\1\033[0m\1" + prompt.back();
+    }
     if (!indent.empty()) el_push(el_, indent.c_str());
     errno = 0;
     int count = 0;

@@ -637,8 +637,47 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
 //
 }  // namespace
 
-int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::ostream& err,
+namespace {
+
+// Colors each line written to the terminal's stderr as a diagnostic (Note [Colors] in
+// ir/source.h): every error path of the REPL writes through it.
+class ColoringBuf : public std::streambuf {
+ public:
+  explicit ColoringBuf(std::streambuf* to) : to_(to) {}
+  ~ColoringBuf() override { sync(); }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (c == traits_type::eof()) return traits_type::not_eof(c);
+    line_ += static_cast<char>(c);
+    if (c == '\n') emit();
+    return c;
+  }
+  int sync() override {
+    emit();
+    return to_->pubsync();
+  }
+
+ private:
+  void emit() {
+    if (line_.empty()) return;
+    std::string text = colored_diagnostics(line_);
+    to_->sputn(text.data(), static_cast<std::streamsize>(text.size()));
+    line_.clear();
+  }
+  std::streambuf* to_;
+  std::string line_;
+};
+
+}  // namespace
+
+int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::ostream& raw_err,
              ReplOptions options) {
+  ColoringBuf coloring(raw_err.rdbuf());
+  std::ostream colored_err(&coloring);
+  bool colors = &raw_err == &std::cerr && colors_on(STDERR_FILENO);
+  std::ostream& err = colors ? colored_err : raw_err;
+  const bool color_prompt = &out == &std::cout && colors_on(STDOUT_FILENO);
   unit.set_echo(&out);
   // Program output (print) and echoed values go to one stream, in order.
   struct RestoreOutput {
@@ -678,7 +717,14 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
       if (trim(line).empty()) line.clear();
       last_line = line;
     } else {
-      if (options.prompts) out << (buffer.empty() ? ">>> " : "... ") << std::flush;
+      if (options.prompts) {
+        const char* prompt = buffer.empty() ? ">>> " : "... ";
+        if (color_prompt) {
+          out << "\033[1;32m" << prompt << "\033[0m" << std::flush;
+        } else {
+          out << prompt << std::flush;
+        }
+      }
       if (terminal && !wait_for_input()) {  // Note [Ctrl-C at the prompt]
         out << "\nKeyboardInterrupt\n";
         buffer.clear();

@@ -30,7 +30,8 @@ class Session:
     """A program (by default the REPL, `tsl`) on a pseudo-terminal. Everything it writes
     is kept in `self.screen`; offsets into it mark where a wait starts."""
 
-    def __init__(self, program, timeout, term="dumb", env=None, args=(), ready=AT_PRIMARY):
+    def __init__(self, program, timeout, term="dumb", env=None, args=(), ready=AT_PRIMARY,
+                 colors=False):
         self.timeout = timeout
         self.screen = bytearray()
         self.eof = False  # the program closed the terminal (it exited)
@@ -38,6 +39,11 @@ class Session:
         self.fd = None
         environ = dict(os.environ, **(env or {}))
         environ["TERM"] = term
+        # Plain text unless a test asks for colors (Note [Colors] in ir/source.h).
+        if not colors:
+            environ["NO_COLOR"] = "1"
+        else:
+            environ.pop("NO_COLOR", None)
         self.pid, fd = pty.fork()
         if self.pid == 0:
             try:
