@@ -28,6 +28,7 @@
 #include "frontend/repl/code_view.h"
 #include "frontend/repl/line_editor.h"
 #include "ir/dot.h"
+#include "ir/schema.h"
 #include "runtime/autograd/node.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernels/output.h"
@@ -90,6 +91,9 @@ constexpr CommandHelp kCommands[] = {
      "                   that require grad): its nodes in the order backward() runs them,\n"
      "                   each with the nodes its gradients flow to, and the leaves with\n"
      "                   their values and .grad\n"},
+    {":doc",
+     "  :doc NAME        a function's source (where it was defined), a transform's\n"
+     "                   description, or a builtin's signatures; also NAME?\n"},
     {":load", "  :load FILE       run a script in this session\n"},
     {":reload",
      "  :reload MODULE   run an imported TSL module (import MODULE) again from its file;\n"
@@ -418,6 +422,73 @@ FunctionDecl* find_function_or_report(CompilationUnit& unit, const std::string& 
   return decl;
 }
 
+// :doc NAME (or NAME?): a function's source where it was defined, a transform's
+// description, or a builtin's signatures, as IPython's `f?` shows them.
+void show_doc(CompilationUnit& unit, const std::string& name, std::ostream& out,
+              std::ostream& err) {
+  if (name.empty()) {
+    err << ":doc needs a name (:doc f, or f?)\n";
+    return;
+  }
+  if (FunctionDecl* decl = unit.resolve_function(name)) {
+    if (decl->transform) {
+      std::string argnums;
+      for (size_t i : decl->transform->argnums)
+        argnums += (argnums.empty() ? "" : ", ") + std::to_string(i);
+      out << name << " = " << decl->name << ": a transform (" << decl->transform->kind << ") of "
+          << decl->transform->inner->name
+          << (argnums.empty() ? "" : " for argnums (" + argnums + ")") << "\n";
+      decl = decl->transform->inner.get();
+      while (decl->transform) decl = decl->transform->inner.get();
+    }
+    if (!decl->def || !decl->def->range.valid()) {
+      out << decl->name << ": a function with no source here\n";
+      return;
+    }
+    const SourceRange& r = decl->def->range;
+    out << "# " << decl->name << ", defined at " << r.location() << "\n";
+    // The def line, then every line indented deeper than it (blank ones inside).
+    auto indent_of = [](std::string_view t) { return t.find_first_not_of(" \t"); };
+    size_t def_indent = indent_of(r.source->line_text(r.line));
+    uint32_t last = r.line;
+    for (uint32_t line = r.line + 1; line <= r.source->num_lines(); ++line) {
+      std::string_view t = r.source->line_text(line);
+      size_t indent = indent_of(t);
+      if (indent == std::string_view::npos || t[indent] == '#') continue;
+      if (indent <= def_indent) break;
+      last = line;
+    }
+    for (uint32_t line = r.line; line <= last; ++line) out << r.source->line_text(line) << "\n";
+    return;
+  }
+  // A builtin: torch.NAME, F.NAME (torch.nn.functional.NAME), math.NAME or NAME.
+  struct Space {
+    const char* prefix;
+    uint32_t flag;
+  };
+  static constexpr Space kSpaces[] = {{"torch.nn.functional.", opflags::NNF},
+                                      {"F.", opflags::NNF},
+                                      {"torch.", opflags::TORCH},
+                                      {"math.", opflags::MATH},
+                                      {"", opflags::GLOBAL}};
+  for (const Space& space : kSpaces) {
+    if (name.rfind(space.prefix, 0) != 0) continue;
+    std::string base = name.substr(std::string_view(space.prefix).size());
+    std::vector<std::string> schemas;
+    for (int i = 0; i < kNumOps; ++i) {
+      OpId op = static_cast<OpId>(i);
+      if (!op_info(op).has(space.flag) || schema_of(op).base_name != base) continue;
+      schemas.push_back(schema_of(op).str());
+    }
+    if (schemas.empty()) break;
+    out << "# " << name << ": a builtin (" << schemas.size()
+        << (schemas.size() == 1 ? " signature" : " signatures") << ")\n";
+    for (const std::string& sig : schemas) out << sig << "\n";
+    return;
+  }
+  err << "error: no function or builtin named '" << name << "'\n";
+}
+
 // :graph f, :grad f, :dot f, :dot grad f, :opt f, :opt grad f, :passes f, :passes grad f.
 void show_graph(CompilationUnit& unit, const std::string& what, const std::string& name,
                 std::ostream& out, std::ostream& err) {
@@ -554,6 +625,8 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
   if (cmd == ":quit" || cmd == ":q" || cmd == ":exit") return false;
   if (cmd == ":help" || cmd == ":h") {
     show_help(rest, out, err);
+  } else if (cmd == ":doc") {
+    show_doc(unit, rest, out, err);
   } else if (cmd == ":tape") {
     show_tape(unit, rest, out, err);
   } else if (cmd == ":vars") {
@@ -749,6 +822,9 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
     if (buffer.empty()) {
       std::string t = trim(line);
       if (t.empty()) continue;
+      // `f?` as IPython's: the same as :doc f.
+      if (t.size() > 1 && t.back() == '?' && t.find_first_of(" ()[]=") == std::string::npos)
+        t = ":doc " + t.substr(0, t.size() - 1);
       if (t[0] == ':') {
         bool go_on = true;
         reporting_errors(err, [&] { go_on = meta_command(unit, t, out, err); });

@@ -465,5 +465,30 @@ TEST(ReplGradView, BadCallsAreErrorsAndTheSessionGoesOn) {
   EXPECT_NE(s.out.find("tensor(2.)"), std::string::npos) << s.out;
 }
 
+// :doc NAME and NAME? (IPython's): a def's source where it was defined, a transform
+// and the function it transforms, a builtin's signatures; errors keep the session.
+TEST(Repl, DocShowsSourceTransformsAndBuiltins) {
+  Session s =
+      run("import torch\nfrom functorch import grad\n"
+          "def f(x, n: int = 2):\n    # a comment inside\n    return torch.sin(x).sum() * n\n\n"
+          "g = grad(f)\n:doc f\ng?\ntorch.sin?\n:doc max\n:doc nope\n:doc\nprint(1)\n");
+  EXPECT_NE(s.out.find("# f, defined at In[3]:1:1\ndef f(x, n: int = 2):\n    # a comment "
+                       "inside\n    return torch.sin(x).sum() * n\n"),
+            std::string::npos)
+      << s.out;
+  EXPECT_NE(s.out.find("g = grad(f): a transform (grad) of f for argnums (0)\n# f, defined at"),
+            std::string::npos)
+      << s.out;
+  EXPECT_NE(s.out.find("# torch.sin: a builtin (1 signature)\nsin(Tensor self) -> Tensor\n"),
+            std::string::npos)
+      << s.out;
+  EXPECT_NE(s.out.find("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor, Tensor)"),
+            std::string::npos)
+      << s.out;
+  EXPECT_NE(s.err.find("error: no function or builtin named 'nope'"), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find(":doc needs a name"), std::string::npos) << s.err;
+  EXPECT_NE(s.out.find("\n1\n"), std::string::npos) << s.out;
+}
+
 }  // namespace
 }  // namespace tsl
