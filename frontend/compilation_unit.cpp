@@ -17,6 +17,7 @@
 #include "ir/passes/inline_calls.h"
 #include "ir/passes/pipeline.h"
 #include "ir/passes/pipeline_trace.h"
+#include "runtime/kernels/output.h"
 #include "runtime/tensor/grad_mode.h"
 
 namespace tsl {
@@ -106,14 +107,34 @@ void CompilationUnit::run_statement(const std::shared_ptr<ast::Module>& module,
       break;
   }
   std::vector<std::string> inputs, outputs;
-  std::shared_ptr<Graph> graph = compile_statement(module, stmt, repl_mode, &inputs, &outputs);
+  std::vector<std::pair<std::string, TypePtr>> published;
+  std::shared_ptr<Graph> graph =
+      compile_statement(module, stmt, repl_mode, &inputs, &outputs, &published);
   if (graph->block()->empty() && outputs.empty()) return;  // pass, annotations
   std::vector<IValue> args;
   args.reserve(inputs.size());
   for (const std::string& name : inputs) args.push_back(globals_.at(name).value);
   IntrusivePtr<Function> fn(new Function("<module>", graph));
   fn->set_eager(true);
-  std::vector<IValue> results = run_with_grad_mode_restored(*fn, std::move(args));
+  // Note [Top-level assignments survive errors] in runtime/kernels/output.h.
+  PublishedGlobals sink(published.size());
+  struct RestoreSink {
+    PublishedGlobals* saved;
+    ~RestoreSink() { set_published_globals(saved); }
+  } restore{set_published_globals(published.empty() ? nullptr : &sink)};
+  std::vector<IValue> results;
+  try {
+    results = run_with_grad_mode_restored(*fn, std::move(args));
+  } catch (...) {
+    set_published_globals(restore.saved);
+    for (size_t slot = 0; slot < published.size(); ++slot) {
+      if (!sink.stored[slot]) continue;
+      const auto& [name, type] = published[slot];
+      forget_from_import(scope_ + name);
+      set_global(scope_ + name, std::move(sink.values[slot]), type);
+    }
+    throw;
+  }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string& name = outputs[i];
     TypePtr type = graph->outputs()[i]->type();
@@ -129,7 +150,8 @@ void CompilationUnit::run_statement(const std::shared_ptr<ast::Module>& module,
 
 std::shared_ptr<Graph> CompilationUnit::compile_statement(
     const std::shared_ptr<ast::Module>& module, const ast::Stmt& stmt, bool repl_mode,
-    std::vector<std::string>* inputs, std::vector<std::string>* outputs) {
+    std::vector<std::string>* inputs, std::vector<std::string>* outputs,
+    std::vector<std::pair<std::string, TypePtr>>* published) {
   (void)module;
   auto graph = std::make_shared<Graph>();
   Emitter emitter(*this, *graph, Emitter::Mode::TopLevel);
@@ -137,6 +159,7 @@ std::shared_ptr<Graph> CompilationUnit::compile_statement(
   verify(*graph);
   if (inputs) *inputs = emitter.global_inputs();
   if (outputs) *outputs = emitter.outputs();
+  if (published) *published = emitter.published();
   return graph;
 }
 

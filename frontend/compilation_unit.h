@@ -150,10 +150,10 @@ class CompilationUnit {
                      bool repl_mode);
 
   // The graph a top-level statement compiles to (for --dump=ir of top-level code).
-  std::shared_ptr<Graph> compile_statement(const std::shared_ptr<ast::Module>& module,
-                                           const ast::Stmt& stmt, bool repl_mode,
-                                           std::vector<std::string>* inputs = nullptr,
-                                           std::vector<std::string>* outputs = nullptr);
+  std::shared_ptr<Graph> compile_statement(
+      const std::shared_ptr<ast::Module>& module, const ast::Stmt& stmt, bool repl_mode,
+      std::vector<std::string>* inputs = nullptr, std::vector<std::string>* outputs = nullptr,
+      std::vector<std::pair<std::string, TypePtr>>* published = nullptr);
 
   // ---- Used by the emitter
   const GlobalVar* find_global(const std::string& name) const;

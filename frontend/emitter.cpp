@@ -490,8 +490,18 @@ void Emitter::write_variable(const std::string& name, Value* v, const SourceRang
     }
     if (v->debug_name().empty() && v->node()->op() != OpId::Constant) v->set_debug_name(name);
     maybe_undefined_.erase(name);
+    if (mode_ == Mode::TopLevel && compound_depth_ > 0) publish(name, v, range);
   }
   scope_->set(name, {v, range});
+}
+
+// Note [Top-level assignments survive errors] in runtime/kernels/output.h.
+void Emitter::publish(const std::string& name, Value* v, const SourceRange& range) {
+  size_t slot = 0;
+  while (slot < published_.size() && published_[slot].first != name) ++slot;
+  if (slot == published_.size()) published_.emplace_back(name, v->type());
+  Value* index = constant(IValue(static_cast<int64_t>(slot)), Type::int_(), range);
+  graph_.insert(graph_.create(OpId::PublishGlobal, {index, v}, 0))->set_range(range);
 }
 
 Value* Emitter::global_input(const std::string& name, const SourceRange& range) {

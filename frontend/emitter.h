@@ -108,6 +108,9 @@ class Emitter {
   const std::vector<TypePtr>& global_input_types() const { return global_input_types_; }
   // Top level: the names of the graph's outputs.
   const std::vector<std::string>& outputs() const { return output_names_; }
+  // Top level: the variables a compound statement publishes as it assigns them, with
+  // their types (Note [Top-level assignments survive errors] in runtime/kernels/output.h).
+  const std::vector<std::pair<std::string, TypePtr>>& published() const { return published_; }
 
   // ---- Expressions (emit_expr.cpp)
   Value* emit_expr(const ast::Expr& e, const TypePtr& hint = nullptr);
@@ -249,6 +252,7 @@ class Emitter {
   Value* emit_attribute_value(Value* v, const ast::Attribute& a);
   Value* to_bool(Value* v, const SourceRange& range, const char* what);
   Value* constant(IValue v, TypePtr t, const SourceRange& range);
+  void publish(const std::string& name, Value* v, const SourceRange& range);
   Value* none(const SourceRange& range) { return constant(IValue(), Type::none(), range); }
   std::vector<CallArg> emit_call_args(const ast::Call& c);
   Value* convert_to(Value* v, const TypePtr& target, const SourceRange& range,
@@ -314,6 +318,7 @@ class Emitter {
   std::vector<TypePtr> global_input_types_;
   std::unordered_map<std::string, Value*> global_values_;
   std::vector<std::string> output_names_;
+  std::vector<std::pair<std::string, TypePtr>> published_;
 };
 
 }  // namespace tsl

@@ -20,7 +20,14 @@ namespace tsl {
 
 namespace {
 std::ostream* g_program_output = nullptr;
+PublishedGlobals* g_published = nullptr;
 }  // namespace
+
+PublishedGlobals* set_published_globals(PublishedGlobals* sink) {
+  PublishedGlobals* old = g_published;
+  g_published = sink;
+  return old;
+}
 
 std::ostream& program_output() { return g_program_output ? *g_program_output : std::cout; }
 
@@ -31,6 +38,16 @@ std::ostream* set_program_output(std::ostream* out) {
 }
 
 namespace {
+
+// Note [Top-level assignments survive errors] in output.h.
+void publish_global(KernelArgs& a) {
+  if (!g_published) return;
+  auto slot = static_cast<size_t>(a.in(0).to_int());
+  if (slot >= g_published->values.size()) return;
+  g_published->values[slot] = a.in(1);
+  g_published->stored[slot] = 1;
+  if (a.num_outputs() > 0) a.out(0) = IValue();
+}
 
 // print(*values, sep=' ', end='\n'): the schema puts sep and end after the values.
 void print_kernel(KernelArgs& a) {
@@ -488,6 +505,7 @@ Tensor load_csv(std::string path, bool skip_header) {
 
 void register_io_kernels() {
   TSL_REGISTER_GENERIC_RAW(print, print_kernel);
+  TSL_REGISTER_GENERIC_RAW(PublishGlobal, publish_global);
   TSL_REGISTER_GENERIC_RAW(format, format_kernel);
   TSL_REGISTER_GENERIC_RAW(mod_str, percent_format_kernel);
   TSL_REGISTER_GENERIC(save, save_npy);

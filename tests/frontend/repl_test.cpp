@@ -490,5 +490,22 @@ TEST(Repl, DocShowsSourceTransformsAndBuiltins) {
   EXPECT_NE(s.out.find("\n1\n"), std::string::npos) << s.out;
 }
 
+// Python keeps what a top-level loop assigned before it failed (Note [Top-level
+// assignments survive errors]): n counted to 501 and i reached 500 when the loop raised;
+// the tensor updated six times survives a shape error in the seventh iteration.
+TEST(Repl, AssignmentsOfAFailedTopLevelLoopAreKept) {
+  Session s =
+      run("n = 0\nfor i in range(1000):\n    n += 1\n    if i == 500:\n"
+          "        raise ValueError('stop')\n\nprint(n, i)\n"
+          "import torch\nw = torch.zeros(2)\nk = 0\nwhile True:\n    w = w + 1.0\n    k = k + 1\n"
+          "    if k == 7:\n        bad = torch.ones(2) @ torch.ones(3)\n\nprint(w, k)\n"
+          "if k > 0:\n    flag = True\n    z = 1 // 0\n\nprint(flag)\n");
+  EXPECT_NE(s.out.find("501 500\n"), std::string::npos) << s.out << s.err;
+  EXPECT_NE(s.out.find("tensor([7., 7.]) 7\n"), std::string::npos) << s.out << s.err;
+  EXPECT_NE(s.out.find("True\n"), std::string::npos) << s.out << s.err;
+  EXPECT_NE(s.err.find("ValueError: stop"), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("integer division or modulo by zero"), std::string::npos) << s.err;
+}
+
 }  // namespace
 }  // namespace tsl

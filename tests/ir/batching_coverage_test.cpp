@@ -50,6 +50,7 @@ const std::map<std::string, std::string>& without_rule() {
       {"normal.Tensor", "random: functorch refuses random ops under vmap by default"},
       {"plot", "draws a picture (a side effect): vmap of a function that plots is an error"},
       {"plot.list", "draws a picture (a side effect): vmap of a function that plots is an error"},
+      {"PublishGlobal", "only in top-level statements, which no transform sees"},
   };
   return ops;
 }

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pty_session import Session, plain  # noqa: E402
@@ -112,6 +113,18 @@ def main():
             # Ctrl-C drops a half-typed line; the session goes on.
             check("ctrl-c", t.run(b"print(1 +" + CTRL_C, "KeyboardInterrupt"), "KeyboardInterrupt")
             check("after ctrl-c", t.run(b"print(counter - 1)\r", "40"), "40")
+            # Ctrl-C during a top-level loop stops it and keeps what it assigned, as
+            # Python does (Note [Top-level assignments survive errors]).
+            t.type(b"n = 0\r")
+            t.type(b"while True:\r", until=b"... ")
+            t.type(b"n += 1\r", until=b"... ")
+            mark = len(t.screen)
+            t.write(b"\r")  # the block ends and the loop runs
+            time.sleep(0.5)
+            Session.write(t, CTRL_C)  # the terminal is not raw while the loop runs
+            t.wait_for(b"KeyboardInterrupt", mark)
+            check("a loop's assignments after ctrl-c", t.run(b"print(n > 100)\r", "True"),
+                  "True")
         finally:
             status = t.close()
         if status != 0:
@@ -123,8 +136,8 @@ def main():
         # The next session reads the history: Up recalls the last line of the first.
         t = Terminal(tsl, args.timeout, {"TSL_HISTORY": history})
         try:
-            t.run(b"counter = 7\r", ">>> ")
-            check("history across sessions", t.run(UP + UP + b"\r", "6"), "6")
+            t.run(b"n = 500\r", ">>> ")
+            check("history across sessions", t.run(UP + UP + b"\r", "True"), "True")
         finally:
             t.close()
         # TSL_HISTORY="" keeps no history.
@@ -141,7 +154,7 @@ def main():
         print("\n\n".join(failures))
         print(f"FAIL: {len(failures)} check(s)")
         return 1
-    print("ok: line editing, completion, auto-indent, Ctrl-C and history")
+    print("ok: line editing, completion, auto-indent, Ctrl-C (a loop's state kept) and history")
     return 0
 
 
