@@ -1,6 +1,5 @@
 // The REPL's line editor on libedit, and its completion. See line_editor.h.
 #include "frontend/repl/line_editor.h"
-#include "ir/source.h"
 
 #include <dirent.h>
 #include <poll.h>
@@ -17,6 +16,8 @@
 #include <set>
 
 #include "frontend/compilation_unit.h"
+#include "ir/schema.h"
+#include "ir/source.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernels/op_info.h"
 
@@ -37,9 +38,10 @@ const char* const kGlobals[] = {
     "isinstance", "list",    "tuple", "dict",   "sorted", "grad",           "vjp",
     "jvp",        "hessian", "vmap",  "jacrev", "jacfwd", "value_and_grad", "grad_and_value",
     "no_grad"};
-const char* const kMetaCommands[] = {
-    ":help", ":vars", ":type",    ":graph",   ":ir",   ":grad", ":opt",    ":passes", ":code",
-    ":dot",  ":time", ":profile", ":memplan", ":tape", ":load", ":reload", ":reset",  ":quit"};
+const char* const kMetaCommands[] = {":help",   ":vars",    ":type",    ":graph", ":ir",
+                                     ":grad",   ":opt",     ":passes",  ":code",  ":dot",
+                                     ":time",   ":profile", ":memplan", ":tape",  ":load",
+                                     ":reload", ":reset",   ":quit",    ":doc"};
 // Attributes of a Tensor that are not ops.
 const char* const kTensorAttributes[] = {"shape",   "dtype",   "device", "grad", "requires_grad",
                                          "grad_fn", "is_leaf", "T",      "data"};
@@ -95,6 +97,78 @@ std::vector<std::string> members(CompilationUnit& unit, const std::string& owner
              it != unit.globals().end() && it->second.value.is_tensor()) {
     out = op_names(opflags::METHOD);
     for (const char* s : kTensorAttributes) out.push_back(s);
+  }
+  return out;
+}
+
+// The callee of the innermost call still open in `before` (`F.cross_entropy` in
+// `loss = F.cross_entropy(x, t, red`), or "" outside a call. Brackets inside string
+// literals are skipped.
+std::string open_callee(const std::string& before) {
+  std::vector<size_t> opens;
+  char quote = 0;
+  for (size_t i = 0; i < before.size(); ++i) {
+    char ch = before[i];
+    if (quote) {
+      if (ch == '\\')
+        ++i;
+      else if (ch == quote)
+        quote = 0;
+      continue;
+    }
+    if (ch == '\'' || ch == '"') quote = ch;
+    if (ch == '(' || ch == '[' || ch == '{') opens.push_back(i);
+    if ((ch == ')' || ch == ']' || ch == '}') && !opens.empty()) opens.pop_back();
+  }
+  if (opens.empty() || before[opens.back()] != '(') return "";
+  size_t end = opens.back(), start = end;
+  while (start > 0 && (word_char(before[start - 1]) || before[start - 1] == '.')) --start;
+  return before.substr(start, end - start);
+}
+
+// `name=` for each keyword the callee takes: a def's parameters (torch.nn.functional's
+// written in TSL included), or a builtin's schema arguments (all overloads; `self`
+// left out), a Tensor method's after `x.`.
+std::vector<std::string> keyword_arguments(CompilationUnit& unit, const std::string& callee) {
+  std::vector<std::string> out;
+  if (callee.empty()) return out;
+  auto add = [&](const std::string& name) {
+    if (name != "self" && !name.empty()) out.push_back(name + "=");
+  };
+  if (FunctionDecl* decl = unit.resolve_function(callee)) {
+    while (decl->transform) decl = decl->transform->inner.get();
+    for (const std::string& name : decl->param_names) add(name);
+    return out;
+  }
+  std::string base = callee;
+  uint32_t space = opflags::GLOBAL;
+  size_t dot = callee.rfind('.');
+  if (dot != std::string::npos) {
+    std::string owner = callee.substr(0, dot), module = owner;
+    base = callee.substr(dot + 1);
+    if (const ImportedName* imp = unit.find_import(owner)) module = imp->target;
+    if (module == "torch") {
+      space = opflags::TORCH;
+    } else if (module == "torch.nn.functional") {
+      space = opflags::NNF;
+      unit.functional_in_tsl("", {});  // loads stdlib/torch_functional.tsl
+      auto it = unit.functions().find(std::string(kFunctionalModule) + "." + base);
+      if (it != unit.functions().end()) {
+        for (const std::string& name : it->second->param_names) add(name);
+        return out;
+      }
+    } else if (module == "math") {
+      space = opflags::MATH;
+    } else {
+      space = opflags::METHOD;  // x.sum(di
+    }
+  }
+  for (int i = 0; i < kNumOps; ++i) {
+    OpId op = static_cast<OpId>(i);
+    if (op_info(op).has(opflags::PRIM) || !op_info(op).has(space) ||
+        schema_of(op).base_name != base)
+      continue;
+    for (const Argument& arg : schema_of(op).arguments) add(arg.name);
   }
   return out;
 }
@@ -171,6 +245,9 @@ Completions complete(CompilationUnit& unit, const std::string& before) {
       all.insert(all.end(), std::begin(kKeywords), std::end(kKeywords));
       all.insert(all.end(), std::begin(kGlobals), std::end(kGlobals));
       for (const std::string& op : op_names(opflags::GLOBAL)) all.push_back(op);
+      // Inside a call, its keyword arguments (`reduction=`).
+      for (std::string& kw : keyword_arguments(unit, open_callee(before.substr(0, start))))
+        all.push_back(std::move(kw));
     }
   }
   std::set<std::string> unique;

@@ -31,8 +31,9 @@ class LineEditor {
 // What TAB offers for `before` (the line up to the cursor): the word being completed
 // starts at `start`, and each candidate replaces it. Variables, functions, modules,
 // keywords and builtins; after `torch.`, `F.`, `math.` or a module's name, its members;
-// after a Tensor variable's `.`, Tensor methods; meta-commands after `:`, and file
-// paths after `:load `. Sorted, without duplicates.
+// after a Tensor variable's `.`, Tensor methods; inside a call, its keyword arguments
+// (`reduction=`); meta-commands after `:`, and file paths after `:load `. Sorted,
+// without duplicates.
 struct Completions {
   size_t start = 0;
   std::vector<std::string> candidates;

@@ -95,6 +95,10 @@ def main():
             t.run(b"import torch.nn.functional as F\r", ">>> ")
             check("tab: F member",
                   t.run(b"print(F.hardswi" + TAB + b"(torch.tensor([1.0])))\r", "0.6667"), "0.6667")
+            # Keyword arguments inside a call (F.hardtanh is written in TSL).
+            check("tab: keyword argument",
+                  t.run(b"print(F.hardtanh(torch.tensor([3.0]), max_v" + TAB + b"2.0))\r",
+                        "tensor([2.])"), "tensor([2.])")
             t.run(b"v = torch.tensor([1.0, -2.0])\r", ">>> ")
             check("tab: tensor method", t.run(b"print(v.ab" + TAB + b"().sum())\r", "tensor(3.)"),
                   "tensor(3.)")
