@@ -82,10 +82,11 @@ constexpr CommandHelp kCommands[] = {
      "  :memplan NAME    NAME's memory plan, made from its first run: each intermediate's\n"
      "                   lifetime and offset in one arena, and the arena over time\n"},
     {":dot",
-     "  :dot NAME        Graphviz DOT of NAME's graph; :dot grad NAME of its gradient\n"
-     "                   graph (also written to NAME.svg when Graphviz's dot is installed);\n"
-     "                   for a tensor NAME, its tape (see :tape) drawn as micrograd does,\n"
-     "                   each leaf with its data and grad, to NAME.tape.dot (and .svg)\n"},
+     "  :dot NAME [PATH] NAME's graph as a picture: NAME.fwd.dot, and .svg and .png where\n"
+     "                   Graphviz's dot is installed (PATH.dot ... when given); :dot grad\n"
+     "                   NAME its gradient graph (NAME.grad.*); for a tensor NAME, its tape\n"
+     "                   (see :tape) drawn as micrograd does, each leaf with its data and\n"
+     "                   grad (NAME.tape.*)\n"},
     {":tape",
      "  :tape NAME       the eager autograd tape behind tensor NAME (after ops on tensors\n"
      "                   that require grad): its nodes in the order backward() runs them,\n"
@@ -151,19 +152,36 @@ void run_input(CompilationUnit& unit, const std::string& text, const std::string
 }
 
 // With Graphviz installed, renders DOT text to NAME.svg in the working directory.
-void write_svg(const std::string& dot_text, const std::string& name, std::ostream& out) {
-  if (std::system("command -v dot >/dev/null 2>&1") != 0) return;
+// A file name made of `name` (a function or variable name, `nn.linear`): letters,
+// digits and underscores.
+std::string file_stem(const std::string& name) {
   std::string base;
   for (char c : name) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  std::string dot_file = base + ".dot";
+  return base;
+}
+
+// Writes `dot_text` to BASE.dot and, where Graphviz's dot is installed, draws BASE.svg
+// and BASE.png; says which files it wrote (what: "the gradient graph of f"), never the
+// DOT itself, which the file holds.
+void write_picture(const std::string& dot_text, const std::string& base, const std::string& what,
+                   std::ostream& out, std::ostream& err) {
   try {
-    write_file_or_throw(dot_file, dot_text, ":dot");
+    write_file_or_throw(base + ".dot", dot_text, ":dot");
   } catch (const Error& e) {
-    out << "error: " << e.what() << "\n";
+    err << "error: " << e.what() << "\n";
     return;
   }
-  std::string cmd = "dot -Tsvg '" + dot_file + "' -o '" + base + ".svg' 2>/dev/null";
-  if (std::system(cmd.c_str()) == 0) out << "(drawn to " << base << ".svg)\n";
+  out << what << ": " << base << ".dot";
+  if (std::system("command -v dot >/dev/null 2>&1") != 0) {
+    out << " (Graphviz's dot draws it: apt-get install graphviz)\n";
+    return;
+  }
+  for (const char* format : {"svg", "png"}) {
+    std::string cmd = std::string("dot -T") + format + " '" + base + ".dot' -o '" + base + "." +
+                      format + "' 2>/dev/null";
+    if (std::system(cmd.c_str()) == 0) out << ", " << base << "." << format;
+  }
+  out << "\n";
 }
 
 // One line per variable, names aligned: its type, then what a reader wants to know of
@@ -384,21 +402,9 @@ void draw_tape(CompilationUnit& unit, const std::string& name, std::ostream& out
     }
   }
   dot += "}\n";
-  std::string base;
-  for (char c : name) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  base += ".tape";
-  try {
-    write_file_or_throw(base + ".dot", dot, ":dot");
-  } catch (const Error& e) {
-    err << "error: " << e.what() << "\n";
-    return;
-  }
-  out << "(the tape of " << name << ", " << tape.nodes.size() << " nodes, written to " << base
-      << ".dot";
-  std::string cmd = "command -v dot >/dev/null 2>&1 && dot -Tsvg '" + base + ".dot' -o '" + base +
-                    ".svg' 2>/dev/null";
-  if (std::system(cmd.c_str()) == 0) out << " and drawn to " << base << ".svg";
-  out << ")\n";
+  write_picture(dot, file_stem(name) + ".tape",
+                "the tape of " + name + " (" + std::to_string(tape.nodes.size()) + " nodes)", out,
+                err);
 }
 
 void show_type(CompilationUnit& unit, const std::string& expr, std::ostream& out,
@@ -490,8 +496,10 @@ void show_doc(CompilationUnit& unit, const std::string& name, std::ostream& out,
 }
 
 // :graph f, :grad f, :dot f, :dot grad f, :opt f, :opt grad f, :passes f, :passes grad f.
+// `path`: for :dot, where the picture goes (BASE.dot, .svg, .png); by default NAME.fwd
+// or NAME.grad in the current folder.
 void show_graph(CompilationUnit& unit, const std::string& what, const std::string& name,
-                std::ostream& out, std::ostream& err) {
+                std::ostream& out, std::ostream& err, const std::string& path = "") {
   FunctionDecl* decl = find_function_or_report(unit, name, err);
   if (!decl) return;
   try {
@@ -507,15 +515,19 @@ void show_graph(CompilationUnit& unit, const std::string& what, const std::strin
       out << unit.gradient_text(*decl, {}, {}, false, view);
       return;
     }
-    bool dot = what == "dot" || what == "dot grad";
-    std::string text;
     if (what == "dot") {
-      text = graph_to_dot(unit.compile_function(*decl, {}).function->graph());
-    } else {
-      text = unit.gradient_text(*decl, {}, {}, dot);
+      std::string text = graph_to_dot(unit.compile_function(*decl, {}).function->graph());
+      write_picture(text, path.empty() ? file_stem(name) + ".fwd" : path, "the graph of " + name,
+                    out, err);
+      return;
     }
-    out << text;
-    if (dot) write_svg(text, name, out);
+    if (what == "dot grad") {
+      std::string text = unit.gradient_text(*decl, {}, {}, true);
+      write_picture(text, path.empty() ? file_stem(name) + ".grad" : path,
+                    "the gradient graph of " + name, out, err);
+      return;
+    }
+    out << unit.gradient_text(*decl, {}, {}, false);
   } catch (const SourceError& e) {
     err << e.render();
   }
@@ -644,11 +656,18 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
     draw_tape(unit, rest, out, err);
   } else if (cmd == ":dot" || cmd == ":opt" || cmd == ":passes") {
     std::string what = cmd.substr(1);
-    if (rest.rfind("grad ", 0) == 0) {
-      show_graph(unit, what + " grad", trim(rest.substr(5)), out, err);
-    } else {
-      show_graph(unit, what, rest, out, err);
+    bool grad = rest.rfind("grad ", 0) == 0;
+    if (grad) {
+      what += " grad";
+      rest = trim(rest.substr(5));
     }
+    // :dot [grad] NAME [PATH]
+    std::string path;
+    if (size_t space = rest.find(' '); cmd == ":dot" && space != std::string::npos) {
+      path = trim(rest.substr(space + 1));
+      rest = rest.substr(0, space);
+    }
+    show_graph(unit, what, rest, out, err, path);
   } else if (cmd == ":reset") {
     unit.reset();
     out << "session reset\n";

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <sstream>
 
 #include "frontend/compilation_unit.h"
@@ -124,13 +125,28 @@ TEST(Repl, GradShowsTheForwardAndBackwardGraphs) {
   EXPECT_NE(s.err.find("no function named 'nothing'"), std::string::npos) << s.err;
 }
 
+// :dot writes the picture's files and names them; the DOT goes to the file, not the
+// terminal (it was 250 lines there).
 TEST(Repl, DotDrawsGraphsAndGradientGraphs) {
-  Session s = run("def f(x):\n    y = x * x\n    return y.sum()\n\n:dot f\n:dot grad f\n");
+  std::string dir = ::testing::TempDir();
+  Session s = run("def f(x):\n    y = x * x\n    return y.sum()\n\n:dot f " + dir +
+                  "f_fwd\n:dot grad f " + dir + "f_grad\n");
   EXPECT_EQ(s.err, "");
-  EXPECT_NE(s.out.find("digraph \"f\""), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("subgraph cluster_bwd"), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("label=\"grad of mul (line 2)\""), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("label=\"captured\""), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("the graph of f: " + dir + "f_fwd.dot"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("the gradient graph of f: " + dir + "f_grad.dot"), std::string::npos)
+      << s.out;
+  EXPECT_EQ(s.out.find("digraph"), std::string::npos) << s.out;
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  EXPECT_NE(read(dir + "f_fwd.dot").find("digraph \"f\""), std::string::npos);
+  std::string grad = read(dir + "f_grad.dot");
+  EXPECT_NE(grad.find("subgraph cluster_bwd"), std::string::npos) << grad;
+  EXPECT_NE(grad.find("label=\"grad of mul (line 2)\""), std::string::npos) << grad;
+  EXPECT_NE(grad.find("label=\"captured\""), std::string::npos) << grad;
 }
 
 TEST(Repl, ResetForgetsEverything) {

@@ -5,7 +5,7 @@ sequence_nr first), each with the nodes its gradients flow to, the leaves last w
 their variable's name, value and .grad (the same numbers `print(w.grad)` shows), a
 summary for a large leaf, and clear answers for a leaf, a tensor without grad and a
 name that is no tensor; `:dot loss` writes loss.tape.dot with the same nodes and the
-leaf's grad, which Graphviz renders (loss.tape.svg where it is installed).
+leaf's grad, which Graphviz renders (loss.tape.svg and .png where it is installed).
   tests/repl/repl_tape.py --tsl build/release/tsl"""
 import argparse
 import os
@@ -61,7 +61,8 @@ def main():
             failures.append(f"no summary of a large grad in:\n{big}")
         # :dot of a tensor draws its tape: a DOT file (and an SVG where Graphviz is).
         drawn = s.send(":dot loss")
-        if "written to loss.tape.dot" not in drawn or not os.path.exists("loss.tape.dot"):
+        if "the tape of loss" not in drawn or "loss.tape.dot" not in drawn or \
+                not os.path.exists("loss.tape.dot"):
             failures.append(f":dot loss wrote no loss.tape.dot:\n{drawn}")
         else:
             dot_text = open("loss.tape.dot").read()
@@ -73,8 +74,10 @@ def main():
                 r = subprocess.run(["dot", "-Tsvg", "loss.tape.dot"], capture_output=True, text=True)
                 if r.returncode != 0 or "<svg" not in r.stdout:
                     failures.append(f"dot could not render loss.tape.dot: {r.stderr}")
-                if "drawn to loss.tape.svg" not in drawn or not os.path.exists("loss.tape.svg"):
-                    failures.append(f":dot loss drew no SVG with Graphviz installed:\n{drawn}")
+                for picture in ("loss.tape.svg", "loss.tape.png"):
+                    if picture not in drawn or not os.path.exists(picture):
+                        failures.append(f":dot loss drew no {picture} with Graphviz installed:"
+                                        f"\n{drawn}")
         for cmd, wanted in [(":tape w", "w has no tape: it is a leaf"),
                             (":tape x", "x has no tape: it does not require grad"),
                             (":tape nothing", "takes the name of a tensor variable"),
