@@ -57,13 +57,15 @@ Storage TracingRun::allocate(size_t nbytes) {
   b.nbytes = nbytes;
   b.size = padded_block_size(nbytes);
   b.alloc_event = clock_++;
-  b.alloc_step = step_ == 0 ? 0 : step_ - 1;
-  b.stage = stage_;
-  if (pc_ >= 0) {
-    const Instruction& inst = code_->instructions()[static_cast<size_t>(pc_)];
+  uint32_t step = step_.load(std::memory_order_relaxed);
+  b.alloc_step = step == 0 ? 0 : step - 1;
+  b.stage = stage_.load(std::memory_order_relaxed);
+  if (int32_t pc = pc_.load(std::memory_order_relaxed); pc >= 0) {
+    const Instruction& inst = code_->instructions()[static_cast<size_t>(pc)];
     if (inst.node != nullptr) b.op = std::string(op_info(inst.node->op()).name);
   }
   live_.emplace(data, plan_->blocks.size() - 1);
+  num_blocks_.store(plan_->blocks.size(), std::memory_order_relaxed);
   retain();  // the storage keeps the recorder until it dies
   return make_intrusive<StorageImpl>(data, nbytes, kCPU, &TracingRun::free_block, this);
 }
@@ -85,7 +87,8 @@ void TracingRun::note_free(void* data) {
   // Freed while the run is not executing: dropped by whoever the run gave it to.
   b.planned = executing_;
   b.free_event = clock_++;
-  b.free_step = step_ == 0 ? 0 : step_ - 1;
+  uint32_t step = step_.load(std::memory_order_relaxed);
+  b.free_step = step == 0 ? 0 : step - 1;
   live_.erase(it);
 }
 
@@ -114,6 +117,14 @@ void TracingRun::name_value(const IValue& v, const std::string& name) {
 
 void TracingRun::name_outputs(const IValue* registers, const uint32_t* outputs,
                               uint32_t num_outputs, const Code& code) {
+  // Nothing to name (no tensor among the outputs, no block since the last naming):
+  // no lock, as for at().
+  bool containers = false;
+  for (uint32_t i = 0; i < num_outputs; ++i) {
+    const IValue& v = registers[outputs[i]];
+    containers |= v.is_tensor() || v.is_list() || v.is_tuple();
+  }
+  if (!containers && first_unnamed_ == num_blocks_.load(std::memory_order_relaxed)) return;
   std::lock_guard<std::mutex> lock(mutex_);
   for (uint32_t i = 0; i < num_outputs; ++i) {
     name_value(registers[outputs[i]], code.register_name(outputs[i]));
@@ -131,7 +142,7 @@ std::shared_ptr<MemoryPlan> TracingRun::finish() {
   for (const auto& [data, index] : live_) plan_->blocks[index].planned = false;
   live_.clear();
   if (overflow_) return nullptr;
-  plan_->num_steps = step_;
+  plan_->num_steps = step_.load(std::memory_order_relaxed);
   assign_offsets(*plan_);
   return plan_;
 }
