@@ -569,6 +569,7 @@ std::shared_ptr<DeviceKernel> obtain_kernel(DeviceBackend& backend, const std::s
 
 struct DeviceRun {
   DeviceVariantKey key;
+  SlotLayout layout;
   DimVector shape;
   int64_t n = 1;
   std::vector<uint64_t> slots;
@@ -641,7 +642,8 @@ bool plan_device_run(const FusedGroup& g, const KernelArgs& args, DeviceRun& r) 
     if (r.shape.size() > static_cast<size_t>(kMaxStridedDims)) return false;
     r.key.ndim = static_cast<int>(r.shape.size());
   }
-  SlotLayout layout = slot_layout(g, r.key);
+  r.layout = slot_layout(g, r.key);
+  const SlotLayout& layout = r.layout;
   r.slots.assign(static_cast<size_t>(layout.total), 0);
   r.slots[0] = static_cast<uint64_t>(r.n);
   for (int d = 0; d < r.key.ndim; ++d) r.slots[2 + d] = static_cast<uint64_t>(r.shape[d]);
@@ -748,7 +750,7 @@ bool run_fused_on_device(const FusedGroup& g, KernelArgs& args, Device device) {
   if (!planned) return false;
   std::shared_ptr<DeviceKernel> kernel = variant_kernel(g, r.key, *backend);
   if (!kernel) return false;
-  SlotLayout layout = slot_layout(g, r.key);
+  const SlotLayout& layout = r.layout;  // made once, by plan_device_run
   std::vector<Tensor> outs(args.num_outputs());
   for (uint32_t k = 0; k < args.num_outputs(); ++k) {
     if (g.is_dtype_output(k)) continue;

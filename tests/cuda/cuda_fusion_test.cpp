@@ -18,17 +18,11 @@
 #include "runtime/kernels/cuda/cuda_context.h"
 #include "runtime/native_compiler.h"
 #include "runtime/tensor/device_backend.h"
+#include "tests/cuda/cuda_test_util.h"
 #include "tests/runtime/fusion_test_util.h"
 
 namespace tsl {
 namespace {
-
-constexpr Device kGpu{DeviceType::CUDA, 0};
-
-bool have_gpu() {
-  ensure_kernels_registered();
-  return cuda_backend() != nullptr && cuda_backend()->device_count() > 0;
-}
 
 // The fused programs of the FusionGroups that fusing `ir` makes.
 std::vector<IntrusivePtr<fusion::FusedGroup>> fused_groups(const std::string& ir) {

@@ -19,16 +19,10 @@
 #include "runtime/tensor/device_backend.h"
 #include "runtime/tensor/tensor_print.h"
 #include "tests/common/programs.h"
+#include "tests/cuda/cuda_test_util.h"
 
 namespace tsl {
 namespace {
-
-constexpr Device kGpu{DeviceType::CUDA, 0};
-
-bool have_gpu() {
-  ensure_kernels_registered();
-  return cuda_backend() != nullptr && cuda_backend()->device_count() > 0;
-}
 
 #define REQUIRE_GPU() \
   if (!have_gpu()) GTEST_SKIP() << "no GPU: " << cuda::unavailable_reason()
