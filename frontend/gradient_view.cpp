@@ -466,4 +466,21 @@ std::string specialized_gradient_text(CompilationUnit& unit, FunctionDecl& decl,
   return out.str();
 }
 
+std::string specialized_gradient_of_call(CompilationUnit& unit, const std::string& call,
+                                         const GradientViewOptions& options) {
+  auto trim = [](std::string s) {
+    size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+  };
+  size_t open = call.find('('), close = call.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open ||
+      !trim(call.substr(close + 1)).empty() || trim(call.substr(0, open)).empty())
+    throw Error("expected a call NAME(ARGS), as in loss(x, w), not '" + trim(call) + "'");
+  std::string name = trim(call.substr(0, open));
+  FunctionDecl* decl = unit.resolve_function(name);
+  if (!decl) throw Error("no function named '" + name + "'");
+  std::vector<IValue> args = evaluate_arguments(unit, call.substr(open + 1, close - open - 1));
+  return specialized_gradient_text(unit, *decl, args, name, options);
+}
+
 }  // namespace tsl

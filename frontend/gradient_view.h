@@ -26,6 +26,13 @@ std::string specialized_gradient_text(CompilationUnit& unit, FunctionDecl& decl,
                                       const GradientViewOptions& options,
                                       const std::vector<size_t>& wrt = {});
 
+// The same for a call written as text, `f(x, w)` (`:grad f(x, w)`, `tsl --dump=grad
+// --args 'f(x, w)'`): the function it names, for the arguments its expressions
+// evaluate to over the session's variables. Throws Error for text that is not such a
+// call or a name that is no function.
+std::string specialized_gradient_of_call(CompilationUnit& unit, const std::string& call,
+                                         const GradientViewOptions& options);
+
 // The arguments `text` (what is between the parentheses of `f(x, w)`) evaluates to in
 // the session: each an expression over its variables.
 std::vector<IValue> evaluate_arguments(CompilationUnit& unit, const std::string& text);

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "frontend/compilation_unit.h"
+#include "frontend/gradient_view.h"
 #include "frontend/parser.h"
 #include "frontend/repl/code_view.h"
 #include "frontend/repl/repl.h"
@@ -45,6 +46,9 @@ const char* kUsage =
     "  --dump=opt FILE  the same after the optimization pipeline and fusion (what runs)\n"
     "  --dump=grad FILE run FILE quietly, then print the gradient graph of each function\n"
     "                   (forward with its captured values, then backward)\n"
+    "  --dump=grad --args 'F(ARGS)' FILE  only F's, specialized to these arguments\n"
+    "                   (expressions over FILE's variables), as the REPL's :grad F(ARGS);\n"
+    "                   add --values to show each value\n"
     "  --dump=opt-grad FILE  the gradient graphs after the optimization pipeline\n"
     "  --dump=code FILE the register program of each function and, for one with float\n"
     "                   Tensor parameters, the two-stage program of its gradient\n"
@@ -100,6 +104,8 @@ struct Options {
   std::string file;
   std::vector<std::string> script_args;
   bool profile = false;  // --profile: a time table per op kind on stderr at the end
+  std::string grad_call;  // --args 'f(x, w)' with --dump=grad
+  bool values = false;    // --values with --args
 };
 
 void on_sigint(int) { g_interrupt_requested = true; }
@@ -351,6 +357,14 @@ int run(const Options& o) {
   }
   if (o.dump == "ir") return dump_ir(unit, source, GraphView::AsWritten);
   if (o.dump == "opt") return dump_ir(unit, source, GraphView::Optimized);
+  if (o.dump == "grad" && !o.grad_call.empty()) {
+    // The gradient of one call, specialized (Note [The specialized gradient view]).
+    if (int status = run_quietly(unit, source); status != kExitOk) return status;
+    GradientViewOptions options;
+    options.values = o.values;
+    return run_guarded(
+        [&] { std::cout << specialized_gradient_of_call(unit, o.grad_call, options); });
+  }
   if (o.dump == "grad") return dump_grad(unit, source, o.format == "dot", GraphView::AsWritten);
   if (o.dump == "opt-grad") return dump_grad(unit, source, o.format == "dot", GraphView::Optimized);
   if (o.dump == "code") return dump_code(unit, source);
@@ -402,9 +416,18 @@ int run_command_line(const std::vector<std::string>& args) {
       o.dump = a.substr(7);
       if (o.dump != "ast" && o.dump != "ir" && o.dump != "opt" && o.dump != "grad" &&
           o.dump != "opt-grad" && o.dump != "code" && o.dump != "memplan" && o.dump != "kernels") {
-        std::cerr << "tsl: error: --dump takes ast, ir, opt, grad, opt-grad, code or memplan\n";
+        std::cerr << "tsl: error: --dump takes ast, ir, opt, grad, opt-grad, code, memplan or "
+                     "kernels\n";
         return kExitCompileError;
       }
+    } else if (a == "--args" || a.starts_with("--args=")) {
+      if (a == "--args" && i + 1 >= args.size()) {
+        std::cerr << "tsl: error: --args needs a call, as in --args 'loss(x, w)'\n";
+        return kExitCompileError;
+      }
+      o.grad_call = a == "--args" ? args[++i] : a.substr(7);
+    } else if (a == "--values") {
+      o.values = true;
     } else if (a == "--profile") {
       o.profile = true;
     } else if (a == "--no-opt") {
@@ -462,6 +485,14 @@ int run_command_line(const std::vector<std::string>& args) {
   }
   if (!o.dump.empty() && o.file.empty() && !o.has_code) {
     std::cerr << "tsl: error: --dump needs a FILE\n";
+    return kExitCompileError;
+  }
+  if ((!o.grad_call.empty() || o.values) && (o.dump != "grad" || o.format != "text")) {
+    std::cerr << "tsl: error: --args and --values go with --dump=grad (as text)\n";
+    return kExitCompileError;
+  }
+  if (o.values && o.grad_call.empty()) {
+    std::cerr << "tsl: error: --values needs --args 'F(ARGS)'\n";
     return kExitCompileError;
   }
   if (o.has_passes && o.ir_file.empty()) {

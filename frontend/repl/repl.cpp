@@ -62,7 +62,8 @@ constexpr CommandHelp kCommands[] = {
      "                   forward with its captured values, then the backward\n"
      "  :grad NAME(ARGS) the same for these arguments (expressions over the session's\n"
      "                   variables): shapes known, shape bookkeeping folded away, types\n"
-     "                   with shapes; --values also shows each value\n"},
+     "                   with shapes; --values also shows each value\n"
+     "  :grad --full NAME the general graph (as :grad NAME), arguments or not\n"},
     {":opt",
      "  :opt NAME        NAME's graph after the pipeline and fusion (what runs);\n"
      "                   :opt grad NAME its gradient graph optimized\n"},
@@ -542,18 +543,7 @@ void show_specialized_gradient(CompilationUnit& unit, std::string rest, std::ost
     options.values = true;
     rest = trim(rest.erase(at, 8));
   }
-  size_t open = rest.find('('), close = rest.rfind(')');
-  if (close == std::string::npos || close < open || !trim(rest.substr(close + 1)).empty()) {
-    err << "error: expected :grad NAME(ARGS) [--values], as in :grad loss(x, w)\n";
-    return;
-  }
-  std::string name = trim(rest.substr(0, open));
-  FunctionDecl* decl = find_function_or_report(unit, name, err);
-  if (!decl) return;
-  reporting_errors(err, [&] {
-    std::vector<IValue> args = evaluate_arguments(unit, rest.substr(open + 1, close - open - 1));
-    out << specialized_gradient_text(unit, *decl, args, name, options);
-  });
+  reporting_errors(err, [&] { out << specialized_gradient_of_call(unit, rest, options); });
 }
 
 // Runs `source` in the session, reporting an error on `err` instead of throwing
@@ -647,6 +637,10 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
     show_type(unit, rest, out, err);
   } else if (cmd == ":graph" || cmd == ":ir") {
     show_graph(unit, "graph", rest, out, err);
+  } else if (cmd == ":grad" && rest.rfind("--full", 0) == 0) {
+    // The general view (for every shape) of a function, whatever arguments follow.
+    rest = trim(rest.substr(6));
+    show_graph(unit, "grad", trim(rest.substr(0, rest.find('('))), out, err);
   } else if (cmd == ":grad" && rest.find('(') != std::string::npos) {
     show_specialized_gradient(unit, rest, out, err);
   } else if (cmd == ":grad") {

@@ -468,6 +468,18 @@ TEST(ReplGradView, AWhileLoopRunsItsIterations) {
   EXPECT_EQ(b.find("sum_to_size"), std::string::npos) << b;
 }
 
+// `:grad --full f` (arguments or not) is the general view, for every shape.
+TEST(ReplGradView, FullIsTheGeneralView) {
+  Session s =
+      run("import torch\ndef f(x):\n    return torch.sin(x).sum()\n\nx = torch.ones(2)\n"
+          ":grad --full f(x)\n:grad --full f\n");
+  EXPECT_EQ(s.err, "");
+  size_t first = s.out.find("graph f.forward(%x : Tensor):");
+  ASSERT_NE(first, std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("graph f.forward(%x : Tensor):", first + 1), std::string::npos) << s.out;
+  EXPECT_EQ(s.out.find("Tensor[2]"), std::string::npos) << s.out;
+}
+
 TEST(ReplGradView, BadCallsAreErrorsAndTheSessionGoesOn) {
   Session s =
       run("import torch\ndef f(x):\n    return torch.sin(x).sum()\n\nx = torch.ones(2)\n"
@@ -475,7 +487,9 @@ TEST(ReplGradView, BadCallsAreErrorsAndTheSessionGoesOn) {
   EXPECT_NE(s.err.find("error: f(...): no argument is a floating-point tensor"), std::string::npos)
       << s.err;
   EXPECT_NE(s.err.find("error: f() takes 1 argument(s), given 2"), std::string::npos) << s.err;
-  EXPECT_NE(s.err.find("expected :grad NAME(ARGS) [--values]"), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("error: expected a call NAME(ARGS), as in loss(x, w), not 'f(x'"),
+            std::string::npos)
+      << s.err;
   EXPECT_NE(s.err.find("name 'zz' is not defined"), std::string::npos) << s.err;
   EXPECT_NE(s.err.find("no function named 'nope'"), std::string::npos) << s.err;
   EXPECT_NE(s.out.find("tensor(2.)"), std::string::npos) << s.out;

@@ -571,6 +571,43 @@ TEST(CommandLine, TheTwoLayerNetsGradientGraphShrinks) {
   EXPECT_EQ(count_of(opt.out, "GradOf["), count_of(grad.out, "GradOf["));
 }
 
+// Issue 19: `--dump=grad --args 'F(ARGS)'` is the REPL's `:grad F(ARGS)`: one
+// function's gradient specialized to arguments over the program's variables (its
+// shapes in the types, the bookkeeping gone), `--values` with each value.
+TEST(CommandLine, DumpGradWithArgsSpecializesOneCall) {
+  std::string net = quote(two_layer_net().string());
+  Result plain = tsl("--dump=grad --args 'loss(w1, b1, w2, b2, x, target)' " + net);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("loss.forward(%w1 : Tensor[4, 6](float64), %b1 : Tensor[6](float64), "
+                           "%w2 : Tensor[6, 3](float64), %b2 : Tensor[3](float64), "
+                           "%x : Tensor[8, 4](float64), %target : Tensor[8](int64)):"),
+            0u)
+      << plain.out;
+  EXPECT_NE(plain.out.find("loss.backward(%dloss : Tensor[](float64)):"), std::string::npos)
+      << plain.out;
+  EXPECT_NE(plain.out.find("# the gradients of w1, b1, w2, b2, x\n"), std::string::npos)
+      << plain.out;
+  // Only the biases' broadcast gradients are summed, to constant sizes.
+  EXPECT_EQ(count_of(plain.out, "sum_to_size"), 2u) << plain.out;
+  EXPECT_NE(plain.out.find("sum_to_size(%dlogits, [3])"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("= size("), std::string::npos) << plain.out;
+  EXPECT_EQ(count_of(plain.out, "graph loss."), 0u) << plain.out;  // not the general view
+  Result values = tsl("--dump=grad --values '--args=loss(w1,b1,w2,b2,x,target)' " + net);
+  ASSERT_EQ(values.status, 0) << values.err << values.out;
+  EXPECT_NE(values.out.find("mean"), std::string::npos) << values.out;
+  EXPECT_GT(values.out.size(), plain.out.size());
+  // Bad uses are errors that say what is expected.
+  Result no_call = tsl("--dump=grad --args 'loss(w1' " + net);
+  EXPECT_NE(no_call.status, 0);
+  EXPECT_NE(no_call.err.find("expected a call NAME(ARGS)"), std::string::npos) << no_call.err;
+  Result no_fn = tsl("--dump=grad --args 'nope(x)' " + net);
+  EXPECT_NE(no_fn.err.find("no function named 'nope'"), std::string::npos) << no_fn.err;
+  Result no_dump = tsl("--args 'loss(x)' " + net);
+  EXPECT_EQ(no_dump.status, 2);
+  EXPECT_NE(no_dump.err.find("--args and --values go with --dump=grad"), std::string::npos)
+      << no_dump.err;
+}
+
 // Issue 5: elementwise fusion (on with the optimizer) prints the numbers of the
 // unfused program: the benchmark's expression, forward and gradient, large enough for
 // the fused loop to run on several threads, and on strided input (the fallback).

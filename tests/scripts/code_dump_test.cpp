@@ -109,7 +109,7 @@ TEST(DumpCode, IsListedInTheHelpAndNeedsAFile) {
   EXPECT_NE(no_file.status, 0);
   EXPECT_TRUE(contains(no_file.err, "--dump needs a FILE")) << no_file.err;
   Result bad = tsl("--dump=codes x.tsl");
-  EXPECT_TRUE(contains(bad.err, "opt-grad, code or memplan")) << bad.err;
+  EXPECT_TRUE(contains(bad.err, "opt-grad, code, memplan or kernels")) << bad.err;
 }
 
 }  // namespace
