@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "frontend/compilation_unit.h"
 #include "ir/schema.h"
@@ -304,6 +306,18 @@ namespace {
 // prompt] in repl.cpp): a Ctrl-C drops the line being typed and gives a new prompt.
 // Continuation lines start with the indentation next_indent() computes; a line of only
 // that indentation ends the block, as an empty one does.
+//
+// Note [Pasting a block]
+// Typed, a blank line ends a block; pasted, a function with blank lines inside would
+// end at the first and its next line be an IndentationError. While it reads a line the
+// editor turns on the terminal's bracketed paste mode (as bash and Python 3.13 do), so
+// a paste arrives between ESC[200~ and ESC[201~ and on_paste takes it whole: text
+// without a line break is inserted where the cursor is; otherwise the first line ends
+// the line being read (after what was typed before it, an auto-indent dropped: a
+// pasted block brings its own) and the rest waits in take_paste(). The REPL runs those
+// lines as if typed, except that a blank line followed by an indented one continues
+// the block; a last line without its line break is left at the next prompt to edit.
+// An error in one statement of a paste drops the lines after it.
 class LibeditEditor final : public LineEditor {
  public:
   LibeditEditor(CompilationUnit& unit, std::string history_path)
@@ -326,6 +340,8 @@ class LibeditEditor final : public LineEditor {
     el_wset(el_, EL_ADDFN, L"tsl-complete", L"complete a name", &LibeditEditor::on_tab);
     el_set(el_, EL_BIND, "^I", "tsl-complete", nullptr);
     el_set(el_, EL_BIND, "^R", "em-inc-search-prev", nullptr);
+    el_wset(el_, EL_ADDFN, L"tsl-paste", L"take a bracketed paste", &LibeditEditor::on_paste);
+    el_set(el_, EL_BIND, "\\e[200~", "tsl-paste", nullptr);
     // Keys a user's ~/.editrc binds.
     el_source(el_, nullptr);
   }
@@ -346,7 +362,10 @@ class LibeditEditor final : public LineEditor {
     if (!indent.empty()) el_push(el_, indent.c_str());
     errno = 0;
     int count = 0;
+    paste_.clear();
+    set_bracketed_paste(true);
     const char* text = el_gets(el_, &count);
+    set_bracketed_paste(false);
     if (!text) {
       if (interrupted_) {
         interrupted_ = false;
@@ -359,6 +378,8 @@ class LibeditEditor final : public LineEditor {
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
     return Status::Line;
   }
+
+  std::string take_paste() override { return std::exchange(paste_, std::string()); }
 
   void remember(const std::string& line) override {
     if (line.find_first_not_of(" \t") == std::string::npos) return;
@@ -405,6 +426,73 @@ class LibeditEditor final : public LineEditor {
     }
     *out = c;
     return 1;
+  }
+
+  // Bracketed paste mode on the terminal, while a line is read (Note [Pasting a block]).
+  static void set_bracketed_paste(bool on) {
+    std::fputs(on ? "\033[?2004h" : "\033[?2004l", stdout);
+    std::fflush(stdout);
+  }
+
+  // ESC[200~ came: everything up to ESC[201~ is pasted text.
+  static unsigned char on_paste(EditLine* el, int) {
+    LibeditEditor& self = of(el);
+    static const std::wstring kEnd = L"\033[201~";
+    std::wstring text;
+    wchar_t c = 0;
+    while (el_wgetc(el, &c) == 1) {
+      text += c;
+      if (text.size() >= kEnd.size() &&
+          text.compare(text.size() - kEnd.size(), kEnd.size(), kEnd) == 0) {
+        text.resize(text.size() - kEnd.size());
+        break;
+      }
+    }
+    // Terminals send a pasted line break as CR.
+    std::wstring lines;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == L'\r') {
+        lines += L'\n';
+        if (i + 1 < text.size() && text[i + 1] == L'\n') ++i;
+      } else {
+        lines += text[i];
+      }
+    }
+    size_t nl = lines.find(L'\n');
+    if (nl == std::wstring::npos) {
+      el_winsertstr(el, lines.c_str());
+      return CC_REFRESH;
+    }
+    const LineInfoW* li = el_wline(el);
+    std::wstring before(li->buffer, li->cursor);
+    if (!before.empty() && before.find_first_not_of(L" \t") == std::wstring::npos)
+      el_wdeletestr(el, static_cast<int>(before.size()));
+    el_winsertstr(el, lines.substr(0, nl).c_str());
+    self.paste_ = utf8(lines.substr(nl + 1));
+    return CC_NEWLINE;
+  }
+
+  static std::string utf8(const std::wstring& w) {
+    std::string out;
+    for (wchar_t wc : w) {
+      auto c = static_cast<uint32_t>(wc);
+      if (c < 0x80) {
+        out += static_cast<char>(c);
+      } else if (c < 0x800) {
+        out += static_cast<char>(0xC0 | (c >> 6));
+        out += static_cast<char>(0x80 | (c & 0x3F));
+      } else if (c < 0x10000) {
+        out += static_cast<char>(0xE0 | (c >> 12));
+        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (c & 0x3F));
+      } else {
+        out += static_cast<char>(0xF0 | (c >> 18));
+        out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (c & 0x3F));
+      }
+    }
+    return out;
   }
 
   static unsigned char on_tab(EditLine* el, int) {
@@ -471,6 +559,7 @@ class LibeditEditor final : public LineEditor {
   EditLine* el_ = nullptr;
   History* history_ = nullptr;
   std::string prompt_;
+  std::string paste_;  // Note [Pasting a block]
   bool interrupted_ = false;
   bool warned_ = false;
 };

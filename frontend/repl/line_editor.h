@@ -26,6 +26,10 @@ class LineEditor {
   virtual Status read(const std::string& prompt, const std::string& indent, std::string& line) = 0;
   // Adds an entered line to the history (written to the history file as it goes).
   virtual void remember(const std::string& line) = 0;
+  // What a paste of several lines brought after the line read() returned (its first
+  // line): the text that follows it, which the REPL takes as typed (Note [Pasting a
+  // block] in line_editor.cpp). Empty when the line was typed; cleared by the call.
+  virtual std::string take_paste() = 0;
 };
 
 // What TAB offers for `before` (the line up to the cursor): the word being completed

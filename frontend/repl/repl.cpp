@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -125,11 +126,13 @@ void show_help(const std::string& what, std::ostream& out, std::ostream& err) {
 }
 
 // Runs `fn` (one input, one meta-command) and reports any error it throws, internal
-// ones included: the session always survives.
+// ones included: the session always survives. False when there was one.
 template <typename Fn>
-void reporting_errors(std::ostream& err, Fn fn) {
+bool reporting_errors(std::ostream& err, Fn fn) {
+  bool ok = false;
   try {
     fn();
+    ok = true;
   } catch (const SourceError& e) {
     err << e.render() << std::flush;
   } catch (const InternalError& e) {
@@ -143,12 +146,13 @@ void reporting_errors(std::ostream& err, Fn fn) {
         << std::flush;
   }
   g_interrupt_requested = false;
+  return ok;
 }
 
-// Runs one complete input and reports any error.
-void run_input(CompilationUnit& unit, const std::string& text, const std::string& name,
+// Runs one complete input and reports any error; false when there was one.
+bool run_input(CompilationUnit& unit, const std::string& text, const std::string& name,
                std::ostream& err) {
-  reporting_errors(
+  return reporting_errors(
       err, [&] { unit.run_source(std::make_shared<Source>(name, text), /*repl_mode=*/true); });
 }
 
@@ -783,18 +787,43 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
   // tracebacks); meta-commands are not counted.
   int cells = 0;
   auto next_cell = [&cells] { return "In[" + std::to_string(++cells) + "]"; };
+  // The lines of a paste still to run, and its last line if it had no line break
+  // (Note [Pasting a block] in line_editor.cpp).
+  std::deque<std::string> pasted;
+  std::string pasted_tail;
+  // After an error, the rest of a paste is dropped.
+  auto run_cell = [&](const std::string& text) {
+    if (!run_input(unit, text, next_cell(), err) && !pasted.empty()) {
+      err << "(the " << pasted.size() << " pasted line(s) after it were not run)\n";
+      pasted.clear();
+      pasted_tail.clear();
+    }
+  };
   for (;;) {
     std::string line;
-    if (editor) {
-      LineEditor::Status status = editor->read(buffer.empty() ? ">>> " : "... ",
-                                               buffer.empty() ? "" : next_indent(last_line), line);
+    if (!pasted.empty()) {
+      // A pasted line, shown after its prompt as if typed.
+      line = std::move(pasted.front());
+      pasted.pop_front();
+      const char* prompt = buffer.empty() ? ">>> " : "... ";
+      out << (color_prompt ? "\033[1;32m" + std::string(prompt) + "\033[0m" : prompt) << line
+          << "\n"
+          << std::flush;
+      editor->remember(line);
+      if (trim(line).empty()) line.clear();
+      last_line = line;
+    } else if (editor) {
+      std::string typed = !pasted_tail.empty() ? std::exchange(pasted_tail, std::string())
+                          : buffer.empty()     ? std::string()
+                                               : next_indent(last_line);
+      LineEditor::Status status = editor->read(buffer.empty() ? ">>> " : "... ", typed, line);
       if (status == LineEditor::Status::Interrupted) {
         out << "\nKeyboardInterrupt\n";
         buffer.clear();
         continue;
       }
       if (status == LineEditor::Status::EndOfInput) {
-        if (!trim(buffer).empty()) run_input(unit, buffer, next_cell(), err);
+        if (!trim(buffer).empty()) run_cell(buffer);
         out << "\n";
         return 0;
       }
@@ -802,6 +831,16 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
       // A line of only the indentation it started with ends a block, as an empty one.
       if (trim(line).empty()) line.clear();
       last_line = line;
+      std::string rest = editor->take_paste();
+      for (size_t at = 0; at < rest.size();) {
+        size_t nl = rest.find('\n', at);
+        if (nl == std::string::npos) {
+          pasted_tail = rest.substr(at);
+          break;
+        }
+        pasted.push_back(rest.substr(at, nl - at));
+        at = nl + 1;
+      }
     } else {
       if (options.prompts) {
         const char* prompt = buffer.empty() ? ">>> " : "... ";
@@ -828,7 +867,7 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
         continue;
       }
       if (in.bad() || !in.eof()) in.clear();
-      if (!trim(buffer).empty()) run_input(unit, buffer, next_cell(), err);
+      if (!trim(buffer).empty()) run_cell(buffer);
       if (options.prompts) out << "\n";
       return 0;
     }
@@ -847,8 +886,15 @@ int run_repl(CompilationUnit& unit, std::istream& in, std::ostream& out, std::os
     }
     buffer += line;
     buffer += '\n';
+    // In a paste, a blank line before an indented one is inside the block.
+    if (line.empty()) {
+      auto next = std::find_if(pasted.begin(), pasted.end(),
+                               [](const std::string& l) { return !trim(l).empty(); });
+      const std::string& after = next != pasted.end() ? *next : pasted_tail;
+      if (!after.empty() && (after[0] == ' ' || after[0] == '\t')) continue;
+    }
     if (classify_input(buffer) == InputStatus::Incomplete) continue;
-    run_input(unit, buffer, next_cell(), err);
+    run_cell(buffer);
     buffer.clear();
   }
 }

@@ -4,8 +4,9 @@ TERM=xterm, as a user types: an arrow key recalls and edits the last line (it in
 escape bytes before), Ctrl-A/Ctrl-E/Ctrl-K/Ctrl-U edit, TAB completes a variable, a
 builtin, F.'s members, a Tensor's methods and a meta-command, a block is auto-indented
 and ends at a line of only its indentation, Ctrl-C drops a half-typed line and keeps
-the session, history is written to TSL_HISTORY and read back by the next session, and
-TSL_HISTORY="" keeps none.
+the session, a bracketed paste of a block with blank lines runs whole, history is
+written to TSL_HISTORY and read back by the next session, and TSL_HISTORY="" keeps
+none.
   tests/repl/repl_line_editing.py --tsl build/release/tsl"""
 import argparse
 import os
@@ -19,6 +20,7 @@ from pty_session import Session, plain  # noqa: E402
 UP, LEFT = b"\x1b[A", b"\x1b[D"
 CTRL_A, CTRL_C, CTRL_D, CTRL_E, CTRL_K, CTRL_U = b"\x01", b"\x03", b"\x04", b"\x05", b"\x0b", b"\x15"
 TAB = b"\t"
+PASTE, PASTED = b"\x1b[200~", b"\x1b[201~"  # what a terminal sends around a paste
 
 
 class Terminal(Session):
@@ -117,6 +119,24 @@ def main():
             # Ctrl-C drops a half-typed line; the session goes on.
             check("ctrl-c", t.run(b"print(1 +" + CTRL_C, "KeyboardInterrupt"), "KeyboardInterrupt")
             check("after ctrl-c", t.run(b"print(counter - 1)\r", "40"), "40")
+            # Bracketed paste (Note [Pasting a block]): the editor asks the terminal for
+            # it, and a pasted block with blank lines inside a def runs whole.
+            check("bracketed paste mode on", t.screen.decode(errors="replace"), "\x1b[?2004h")
+            check("a pasted def with blank lines",
+                  t.run(PASTE + b"def f3(x: int) -> int:\r    y = x + 1\r\r    return y * 3\r\r"
+                        b"print(f3(10) + 1)\r" + PASTED, "34"), "34", absent="Error")
+            # At an auto-indented prompt the paste brings its own indentation.
+            t.type(b"def g3() -> int:\r", until=b"... ")
+            t.write(PASTE + b"    z = 2\r\r    return z * 50\r" + PASTED)
+            t.type(b"\r")
+            check("a paste at an indented prompt", t.run(b"print(g3() + 1)\r", "101"), "101")
+            # A last line without its line break is left to edit; an error stops a paste.
+            check("a paste's last line is editable",
+                  t.run(PASTE + b"q = 5\rprint(q * " + PASTED + b"7)\r", "35"), "35")
+            shown = t.run(PASTE + b"a = 1\rb = undefined_name\rprint('not ' + 'run')\r" + PASTED,
+                          "were not run")
+            check("an error stops a paste", shown, "1 pasted line(s) after it were not run",
+                  absent="not run\n")
             # Ctrl-C during a top-level loop stops it and keeps what it assigned, as
             # Python does (Note [Top-level assignments survive errors]).
             t.type(b"n = 0\r")
