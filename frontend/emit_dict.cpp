@@ -242,6 +242,16 @@ Value* Emitter::emit_dict_equal(Value* a, Value* b, bool negate, const SourceRan
 
 // ---- Methods ------------------------------------------------------------------------
 
+namespace {
+// The methods emit_dict_method handles.
+const char* const kDictMethods[] = {"clear", "copy", "get",    "items",
+                                    "keys",  "pop",  "update", "values"};
+}  // namespace
+
+std::vector<std::string> dict_method_names() {
+  return {std::begin(kDictMethods), std::end(kDictMethods)};
+}
+
 Value* Emitter::emit_dict_method(Value* self, const std::string& name,
                                  const std::vector<CallArg>& args, const ast::Call& c) {
   const SourceRange& range = c.range;
@@ -300,7 +310,9 @@ Value* Emitter::emit_dict_method(Value* self, const std::string& name,
     }
     return effect(DictOp::Update, {self, other});
   }
-  compile_error(c.func->range, "dict has no method '" + name + "' in TSL");
+  std::string names;
+  for (const char* m : kDictMethods) names += (names.empty() ? "" : ", ") + std::string(m);
+  compile_error(c.func->range, "dict has no method '" + name + "' in TSL (it has " + names + ")");
 }
 
 // ---- Iteration ----------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Expressions of the emitter: names and attributes, calls (builtins, ops, user
 // functions, methods), operators with Python's typing rules, subscripts, literals,
 // comprehensions and f-strings.
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <map>
@@ -617,28 +618,84 @@ Value* Emitter::as_value(const Sugared& s, const SourceRange& range) {
   compile_error(range, "not a value");
 }
 
+namespace {
+
+// A Tensor's attributes: the op reading each and its result type.
+struct TensorAttribute {
+  const char* name;
+  OpId op;
+  TypePtr (*type)();
+  bool autograd;  // read from the tensor itself inside `with no_grad():`
+};
+const TensorAttribute kTensorAttributes[] = {
+    {"shape", OpId::size, [] { return Type::list(Type::int_()); }, false},
+    {"ndim", OpId::dim, &Type::int_, false},
+    {"dtype", OpId::dtype, &Type::dtype, false},
+    {"device", OpId::device, &Type::device, false},
+    {"T", OpId::t, [] { return Type::tensor(); }, false},
+    {"mT", OpId::t, [] { return Type::tensor(); }, false},
+    {"data", OpId::detach, [] { return Type::tensor(); }, false},
+    {"requires_grad", OpId::requires_grad_attr, &Type::bool_, true},
+    {"grad", OpId::grad_attr, [] { return Type::optional(Type::tensor()); }, true},
+    {"is_leaf", OpId::is_leaf_attr, &Type::bool_, true},
+    {"grad_fn", OpId::grad_fn_attr, &Type::any, true},
+};
+
+// Tensor methods that are not op-table rows: emit_method_call handles each by name.
+const char* const kTensorMethodsOutsideTheTable[] = {"float",   "double",   "long",    "bool",
+                                                     "cuda",    "cpu",      "item",    "tolist",
+                                                     "addcmul", "addcmul_", "addcdiv", "addcdiv_"};
+// The methods of list and str (dict's: kDictMethods in emit_dict.cpp).
+const char* const kListMethods[] = {"append", "sort"};
+const char* const kStrMethods[] = {"format"};
+
+template <size_t N>
+std::string listing(const char* const (&names)[N]) {
+  std::string s;
+  for (const char* n : names) s += (s.empty() ? "" : ", ") + std::string(n);
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> member_names(const Type& t) {
+  std::vector<std::string> out;
+  if (t.is_tensor()) {
+    for (const TensorAttribute& a : kTensorAttributes) out.push_back(a.name);
+    for (const char* m : kTensorMethodsOutsideTheTable) out.push_back(m);
+    for (int i = 0; i < kNumOps; ++i) {
+      OpId op = static_cast<OpId>(i);
+      const OpInfo& info = op_info(op);
+      if (info.has(opflags::PRIM) || !info.has(opflags::METHOD)) continue;
+      const FunctionSchema& s = schema_of(op);
+      if (!s.arguments.empty() && s.arguments[0].type->is_tensor() && !s.base_name.empty() &&
+          s.base_name[0] != '_')
+        out.push_back(s.base_name);
+    }
+  } else if (t.kind() == TypeKind::List) {
+    out.assign(std::begin(kListMethods), std::end(kListMethods));
+  } else if (t.kind() == TypeKind::Dict) {
+    out = dict_method_names();
+  } else if (t.kind() == TypeKind::Str) {
+    out.assign(std::begin(kStrMethods), std::end(kStrMethods));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 Value* Emitter::emit_attribute_value(Value* v, const ast::Attribute& a) {
   const std::string& attr = a.attr;
   const SourceRange& r = a.range;
   if (v->type()->is_tensor()) {
-    // The autograd attributes of a tensor read inside `with no_grad():` are those of
-    // the tensor, not of the detached alias the block computes with (`param.grad` in
-    // an SGD step).
-    bool autograd_attr =
-        attr == "requires_grad" || attr == "grad" || attr == "is_leaf" || attr == "grad_fn";
-    if (autograd_attr && no_grad_reads_.count(v)) v = v->node()->input(0);
-    if (attr == "shape") return graph_.insert_op(OpId::size, {v}, Type::list(Type::int_()), r);
-    if (attr == "ndim") return graph_.insert_op(OpId::dim, {v}, Type::int_(), r);
-    if (attr == "dtype") return graph_.insert_op(OpId::dtype, {v}, Type::dtype(), r);
-    if (attr == "device") return graph_.insert_op(OpId::device, {v}, Type::device(), r);
-    if (attr == "T" || attr == "mT") return graph_.insert_op(OpId::t, {v}, Type::tensor(), r);
-    if (attr == "data") return graph_.insert_op(OpId::detach, {v}, Type::tensor(), r);
-    if (attr == "requires_grad")
-      return graph_.insert_op(OpId::requires_grad_attr, {v}, Type::bool_(), r);
-    if (attr == "grad")
-      return graph_.insert_op(OpId::grad_attr, {v}, Type::optional(Type::tensor()), r);
-    if (attr == "is_leaf") return graph_.insert_op(OpId::is_leaf_attr, {v}, Type::bool_(), r);
-    if (attr == "grad_fn") return graph_.insert_op(OpId::grad_fn_attr, {v}, Type::any(), r);
+    for (const TensorAttribute& ta : kTensorAttributes) {
+      if (attr != ta.name) continue;
+      // The autograd attributes of a tensor read inside `with no_grad():` are those of
+      // the tensor, not of the detached alias the block computes with (`param.grad` in
+      // an SGD step).
+      if (ta.autograd && no_grad_reads_.count(v)) v = v->node()->input(0);
+      return graph_.insert_op(ta.op, {v}, ta.type(), r);
+    }
     compile_error(a.attr_range, "'Tensor' has no attribute '" + attr + "'");
   }
   compile_error(a.attr_range, "'" + v->type()->str() + "' has no attribute '" + attr + "'");
@@ -1444,12 +1501,14 @@ Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vect
       return emit_ops({OpId::sort_int_list, OpId::sort_float_list, OpId::sort_str_list}, full,
                       range, "list.sort");
     }
-    compile_error(c.func->range, "list has no method '" + name + "' in TSL");
+    compile_error(c.func->range, "list has no method '" + name + "' in TSL (it has " +
+                                     listing(kListMethods) + ")");
   }
   if (t->kind() == TypeKind::Dict) return emit_dict_method(self, name, args, c);
   if (t->kind() == TypeKind::Str) {
     if (name == "format") return emit_ops({OpId::format}, full, range, "str.format");
-    compile_error(c.func->range, "str has no method '" + name + "' in TSL");
+    compile_error(c.func->range,
+                  "str has no method '" + name + "' in TSL (it has " + listing(kStrMethods) + ")");
   }
   compile_error(c.func->range, "'" + t->str() + "' has no method '" + name + "'");
 }

@@ -77,6 +77,14 @@ uint32_t builtin_namespace(const std::string& module);
 // sugar such as torch.addcmul), as `from module import name` binds it.
 bool is_builtin_of(const std::string& module, const std::string& name);
 
+// The attributes and methods a value of static type `t` has in TSL, by name, as the
+// emitter resolves `v.name`: a Tensor's (the op table's methods and those the emitter
+// adds, its attributes), a list's, a dict's, a str's; none for other types. The REPL's
+// completion offers them; a "has no method" error lists them.
+std::vector<std::string> member_names(const Type& t);
+// dict's methods (emit_dict_method).
+std::vector<std::string> dict_method_names();
+
 // N for a `BroadcastingListN[T]` annotation (N = 1, 2 or 3), else 0.
 int broadcasting_list_length(const ast::Expr& annotation);
 

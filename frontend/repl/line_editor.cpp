@@ -18,6 +18,8 @@
 #include <utility>
 
 #include "frontend/compilation_unit.h"
+#include "frontend/emitter.h"
+#include "frontend/parser.h"
 #include "ir/schema.h"
 #include "ir/source.h"
 #include "runtime/interpreter.h"
@@ -44,9 +46,6 @@ const char* const kMetaCommands[] = {":help",   ":vars",    ":type",    ":graph"
                                      ":grad",   ":opt",     ":passes",  ":code",  ":dot",
                                      ":time",   ":profile", ":memplan", ":tape",  ":load",
                                      ":reload", ":reset",   ":quit",    ":doc"};
-// Attributes of a Tensor that are not ops.
-const char* const kTensorAttributes[] = {"shape",   "dtype",   "device", "grad", "requires_grad",
-                                         "grad_fn", "is_leaf", "T",      "data"};
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -62,7 +61,55 @@ std::vector<std::string> op_names(uint32_t space) {
   return out;
 }
 
-// The members offered after `owner.`: a module's functions, or a Tensor's methods.
+// The start of the expression whose member is completed after the '.' at `dot`: a
+// dotted name with calls and subscripts (`xs[0]`, `f(x).t()`), a bracketed expression
+// or a string literal; `dot` itself when there is none.
+size_t receiver_start(const std::string& before, size_t dot) {
+  size_t i = dot;
+  while (i > 0) {
+    char ch = before[i - 1];
+    if (word_char(ch) || ch == '.') {
+      --i;
+    } else if (ch == ')' || ch == ']' || ch == '}') {
+      int depth = 0;
+      size_t j = i;
+      while (j > 0) {
+        char b = before[--j];
+        if (b == ')' || b == ']' || b == '}') ++depth;
+        if ((b == '(' || b == '[' || b == '{') && --depth == 0) break;
+      }
+      if (depth != 0) return dot;
+      i = j;
+    } else if (ch == '\'' || ch == '"') {
+      // A string literal: back to its opening quote.
+      if (i < 2) return dot;
+      size_t open = before.rfind(ch, i - 2);
+      if (open == std::string::npos) return dot;
+      i = open;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// The members of the value `expr` evaluates to, by its static type, without running it
+// (as :type does): a Tensor's methods and attributes, a list's, a dict's, a str's.
+std::vector<std::string> members_by_type(CompilationUnit& unit, const std::string& expr) {
+  try {
+    ast::ExprPtr e = parse_expression(std::make_shared<Source>("<completion>", expr));
+    Graph g;
+    Emitter emitter(unit, g, Emitter::Mode::TopLevel);
+    TypePtr t = strip_refinements(emitter.emit_expr(*e)->type());
+    if (t->kind() == TypeKind::Optional) t = t->element();
+    return member_names(*t);
+  } catch (const std::exception&) {
+    return {};  // not an expression (yet), or not one of this session
+  }
+}
+
+// The members offered after `owner.`: a module's functions, or the methods and
+// attributes of the value's static type.
 std::vector<std::string> members(CompilationUnit& unit, const std::string& owner) {
   std::string module = owner;
   if (const ImportedName* imp = unit.find_import(owner)) module = imp->target;
@@ -95,10 +142,8 @@ std::vector<std::string> members(CompilationUnit& unit, const std::string& owner
     for (const auto& [name, g] : unit.globals()) {
       if (name.starts_with(prefix)) out.push_back(name.substr(prefix.size()));
     }
-  } else if (auto it = unit.globals().find(owner);
-             it != unit.globals().end() && it->second.value.is_tensor()) {
-    out = op_names(opflags::METHOD);
-    for (const char* s : kTensorAttributes) out.push_back(s);
+  } else {
+    out = members_by_type(unit, owner);
   }
   return out;
 }
@@ -223,18 +268,18 @@ Completions complete(CompilationUnit& unit, const std::string& before) {
       }
     }
   } else {
-    // The dotted name before the cursor: `F.re` completes `re` among F's members.
+    // The word before the cursor; after a '.', a member of what precedes it: `F.re`
+    // among F's members, `xs[0].su` among a Tensor's methods.
     size_t start = before.size();
-    while (start > 0 && (word_char(before[start - 1]) || before[start - 1] == '.')) --start;
-    std::string dotted = before.substr(start);
-    size_t dot = dotted.rfind('.');
-    if (dot != std::string::npos) {
-      c.start = start + dot + 1;
-      word = dotted.substr(dot + 1);
-      all = members(unit, dotted.substr(0, dot));
+    while (start > 0 && word_char(before[start - 1])) --start;
+    if (start > 0 && before[start - 1] == '.') {
+      size_t owner = receiver_start(before, start - 1);
+      c.start = start;
+      word = before.substr(start);
+      if (owner < start - 1) all = members(unit, before.substr(owner, start - 1 - owner));
     } else {
       c.start = start;
-      word = dotted;
+      word = before.substr(start);
       for (const auto& [name, g] : unit.globals()) {
         if (name.find('.') == std::string::npos && name != "argv") all.push_back(name);
       }

@@ -35,7 +35,8 @@ class LineEditor {
 // What TAB offers for `before` (the line up to the cursor): the word being completed
 // starts at `start`, and each candidate replaces it. Variables, functions, modules,
 // keywords and builtins; after `torch.`, `F.`, `math.` or a module's name, its members;
-// after a Tensor variable's `.`, Tensor methods; inside a call, its keyword arguments
+// after any other expression's `.` (`xs[0].`, `f(x).`), the members of its static type
+// (member_names in emitter.h), found without running it; inside a call, its keyword arguments
 // (`reduction=`); meta-commands after `:`, and file paths after `:load `. Sorted,
 // without duplicates.
 struct Completions {

@@ -29,7 +29,10 @@ CompilationUnit& session() {
                                  "import torch\nimport torch.nn.functional as F\n"
                                  "def loss(pred, target, reduction: str = 'mean'):\n"
                                  "    return F.mse_loss(pred, target, reduction=reduction)\n"
-                                 "counter = 3\nx = torch.ones(2)\n"),
+                                 "counter = 3\nx = torch.ones(2)\n"
+                                 "xs = [torch.ones(2), torch.zeros(2)]\n"
+                                 "d = {'a': 1.0}\nname = 'tsl'\n"
+                                 "def make(n: int):\n    return torch.ones(n)\n"),
         false);
     return true;
   }();
@@ -66,6 +69,48 @@ TEST(Completion, NamesMembersAndCommands) {
   EXPECT_TRUE(offers(complete(unit, "x.ab"), "abs"));
   EXPECT_TRUE(offers(complete(unit, ":gr"), ":grad"));
   EXPECT_TRUE(offers(complete(unit, ":do"), ":doc"));
+}
+
+// After a '.', the members of the value's static type, whatever expression gives it:
+// an element of a list, a call's result, a method's, a bracketed expression, a
+// tensor's Optional gradient; a list's, a dict's and a str's methods; nothing for an
+// int or an expression that does not compile.
+TEST(Completion, MembersByStaticType) {
+  CompilationUnit& unit = session();
+  Completions c = complete(unit, "y = xs[0].su");
+  EXPECT_TRUE(offers(c, "sum")) << listed(c);
+  EXPECT_EQ(c.start, std::string("y = xs[0].").size());
+  EXPECT_TRUE(offers(complete(unit, "make(3).me"), "mean"));
+  EXPECT_TRUE(offers(complete(unit, "x.t().resh"), "reshape"));
+  EXPECT_TRUE(offers(complete(unit, "(x + 1).ab"), "abs"));
+  EXPECT_TRUE(offers(complete(unit, "x.grad.ze"), "zero_"));
+  EXPECT_TRUE(offers(complete(unit, "x.requires"), "requires_grad"));
+  EXPECT_TRUE(offers(complete(unit, "x.it"), "item"));  // a method outside the op table
+  EXPECT_TRUE(offers(complete(unit, "x.sh"), "shape"));
+  Completions of_list = complete(unit, "xs.");
+  EXPECT_TRUE(offers(of_list, "append")) << listed(of_list);
+  EXPECT_FALSE(offers(of_list, "sum")) << listed(of_list);
+  EXPECT_TRUE(offers(complete(unit, "d.ke"), "keys"));
+  EXPECT_TRUE(offers(complete(unit, "name.fo"), "format"));
+  EXPECT_TRUE(offers(complete(unit, "'{}'.fo"), "format"));
+  EXPECT_TRUE(complete(unit, "counter.").candidates.empty());
+  EXPECT_TRUE(complete(unit, "nope(x).su").candidates.empty());
+  EXPECT_TRUE(complete(unit, "x[.su").candidates.empty());
+  // Modules keep their members.
+  EXPECT_TRUE(offers(complete(unit, "torch.nn.functional.rel"), "relu"));
+}
+
+// A "has no method" error lists the methods the type has (the names completion offers).
+TEST(Completion, MethodErrorsListTheMethods) {
+  CompilationUnit unit;
+  try {
+    unit.run_source(std::make_shared<Source>("<test>", "xs = [1, 2]\nxs.pop()\n"), false);
+    FAIL() << "no error";
+  } catch (const SourceError& e) {
+    EXPECT_NE(e.render().find("list has no method 'pop' in TSL (it has append, sort)"),
+              std::string::npos)
+        << e.render();
+  }
 }
 
 }  // namespace
