@@ -638,16 +638,25 @@ const TensorAttribute kTensorAttributes[] = {
     {"requires_grad", OpId::requires_grad_attr, &Type::bool_, true},
     {"grad", OpId::grad_attr, [] { return Type::optional(Type::tensor()); }, true},
     {"is_leaf", OpId::is_leaf_attr, &Type::bool_, true},
-    {"grad_fn", OpId::grad_fn_attr, &Type::any, true},
+    {"grad_fn", OpId::grad_fn_attr, [] { return Type::optional(Type::node()); }, true},
 };
 
 // Tensor methods that are not op-table rows: emit_method_call handles each by name.
 const char* const kTensorMethodsOutsideTheTable[] = {"float",   "double",   "long",    "bool",
                                                      "cuda",    "cpu",      "item",    "tolist",
                                                      "addcmul", "addcmul_", "addcdiv", "addcdiv_"};
+// A tape node's (`x.grad_fn`): attributes and methods.
+const char* const kNodeMembers[] = {"name", "next_functions"};
 // The methods of list and str (dict's: kDictMethods in emit_dict.cpp).
 const char* const kListMethods[] = {"append", "sort"};
 const char* const kStrMethods[] = {"format"};
+
+// A tape node, or an Optional one: `x.grad_fn` is None for a leaf, and reading a
+// member of None is Python's AttributeError at run time (the kernels raise it).
+bool is_node(const TypePtr& t) {
+  return t->kind() == TypeKind::Node ||
+         (t->kind() == TypeKind::Optional && t->element()->kind() == TypeKind::Node);
+}
 
 template <size_t N>
 std::string listing(const char* const (&names)[N]) {
@@ -678,6 +687,8 @@ std::vector<std::string> member_names(const Type& t) {
     out = dict_method_names();
   } else if (t.kind() == TypeKind::Str) {
     out.assign(std::begin(kStrMethods), std::end(kStrMethods));
+  } else if (t.kind() == TypeKind::Node) {
+    out.assign(std::begin(kNodeMembers), std::end(kNodeMembers));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -687,6 +698,8 @@ std::vector<std::string> member_names(const Type& t) {
 Value* Emitter::emit_attribute_value(Value* v, const ast::Attribute& a) {
   const std::string& attr = a.attr;
   const SourceRange& r = a.range;
+  // `w.grad.shape`: a gradient read is a Tensor here, as for its methods.
+  v = unwrap_grad_read(graph_, v, r);
   if (v->type()->is_tensor()) {
     for (const TensorAttribute& ta : kTensorAttributes) {
       if (attr != ta.name) continue;
@@ -697,6 +710,14 @@ Value* Emitter::emit_attribute_value(Value* v, const ast::Attribute& a) {
       return graph_.insert_op(ta.op, {v}, ta.type(), r);
     }
     compile_error(a.attr_range, "'Tensor' has no attribute '" + attr + "'");
+  }
+  if (is_node(v->type())) {
+    if (attr == "next_functions") {
+      TypePtr edge = Type::tuple({Type::optional(Type::node()), Type::int_()});
+      return graph_.insert_op(OpId::next_functions_attr, {v}, Type::list(edge), r);
+    }
+    compile_error(a.attr_range, "'Node' has no attribute '" + attr + "' in TSL (it has " +
+                                    listing(kNodeMembers) + ")");
   }
   compile_error(a.attr_range, "'" + v->type()->str() + "' has no attribute '" + attr + "'");
 }
@@ -1509,6 +1530,10 @@ Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vect
     if (name == "format") return emit_ops({OpId::format}, full, range, "str.format");
     compile_error(c.func->range,
                   "str has no method '" + name + "' in TSL (it has " + listing(kStrMethods) + ")");
+  }
+  if (is_node(t) && name == "name") {
+    if (!args.empty()) compile_error(range, "Node.name() takes no arguments");
+    return graph_.insert_op(OpId::node_name, {self}, Type::str_(), range);
   }
   compile_error(c.func->range, "'" + t->str() + "' has no method '" + name + "'");
 }

@@ -336,7 +336,11 @@ Conversion conversion_for(const TypePtr& actual, const TypePtr& formal, TypePtr&
         var = actual;
         return Conversion::None;
       }
-      return actual->equals(*var) ? Conversion::None : Conversion::Reject;
+      // A value where its Optional is bound (appending a refined `x` to a
+      // List[Optional[T]]) is one already: the runtime value is the same.
+      return actual->equals(*var) || (var->kind() == TypeKind::Optional && is_subtype(actual, var))
+                 ? Conversion::None
+                 : Conversion::Reject;
     case TypeKind::Number:
       return actual->is_number() ? Conversion::None : Conversion::Reject;
     case TypeKind::Tensor:

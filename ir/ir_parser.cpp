@@ -33,7 +33,7 @@ bool accepts(const TypePtr& formal, const TypePtr& actual, bool nums, TypePtr& v
       return true;
     case TypeKind::Var:
       if (!var) var = actual;
-      return actual->equals(*var);
+      return actual->equals(*var) || (var->kind() == TypeKind::Optional && is_subtype(actual, var));
     case TypeKind::Number:
       return actual->is_number() || actual->kind() == TypeKind::Number;
     case TypeKind::Tensor:

@@ -111,6 +111,8 @@ class SchemaParser {
       t = Type::device();
     else if (base == "Any")
       t = Type::any();
+    else if (base == "Node")
+      t = Type::node();
     else if (base == "t")
       t = Type::var();
     else if (base == "None")

@@ -69,6 +69,10 @@ TypePtr Type::any() {
   static TypePtr t = make(TypeKind::Any);
   return t;
 }
+TypePtr Type::node() {
+  static TypePtr t = make(TypeKind::Node);
+  return t;
+}
 TypePtr Type::var() {
   static TypePtr t = make(TypeKind::Var);
   return t;
@@ -120,6 +124,8 @@ std::string Type::str() const {
       return "t";
     case TypeKind::Number:
       return "Scalar";
+    case TypeKind::Node:
+      return "Node";
     case TypeKind::List:
       return "List[" + element()->str() + "]";
     case TypeKind::Optional:

@@ -30,6 +30,7 @@ enum class TypeKind {
   Optional,
   Dict,      // Dict[K, V]: contained() is {K, V}, K is str or int (or `t` in schemas)
   Function,  // a user function or transform result; see FunctionSignature
+  Node,      // an eager tape node, `x.grad_fn` (torch.autograd.graph.Node)
   Any,       // schemas only: accepts every type (print, tensor(data))
   Var,       // schemas only: the type variable `t`
   Number,    // schemas only: Scalar, an int, float or bool
@@ -79,6 +80,7 @@ class Type {
   static TypePtr dtype();
   static TypePtr device();
   static TypePtr any();
+  static TypePtr node();
   static TypePtr var();
   static TypePtr number();
   static TypePtr list(TypePtr element);

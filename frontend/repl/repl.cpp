@@ -353,13 +353,15 @@ void show_tape(CompilationUnit& unit, const std::string& name, std::ostream& out
               TapeView::grad_of(acc->variable());
     } else {
       line += " (seq " + std::to_string(n->sequence_nr()) + ") ->";
+      // As grad_fn.next_functions lists them: None for an input without a gradient.
       bool first = true;
-      for (const autograd::Edge& e : n->next_edges()) {
+      std::vector<autograd::Edge> edges = n->shown_edges();
+      for (const autograd::Edge& e : edges) {
         line += first ? " " : ", ";
         line += e.valid() ? tape.label(e.function.get()) : std::string("None");
         first = false;
       }
-      if (n->next_edges().empty()) line += " (nothing)";
+      if (edges.empty()) line += " (nothing)";
     }
     out << line << "\n";
   }

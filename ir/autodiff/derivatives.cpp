@@ -2,6 +2,8 @@
 // files share.
 #include "ir/autodiff/derivatives.h"
 
+#include <algorithm>
+
 namespace tsl::autodiff {
 
 const IValue* RuleContext::constant_input(size_t i) const {
@@ -104,6 +106,38 @@ const DerivativeRule* derivative_rule(OpId op) {
   }();
   const DerivativeRule& r = (*table)[static_cast<size_t>(op)];
   return r.vjp ? &r : nullptr;
+}
+
+std::vector<bool> differentiable_inputs(const Node& n) {
+  std::vector<bool> out(n.inputs().size(), false);
+  const DerivativeRule* rule = derivative_rule(n.op());
+  if (!rule) return out;
+  try {
+    // The copy reads the same constants (rules ask for modes and numbers) and values
+    // of the same types otherwise; each output's gradient is an input of its own.
+    Graph g;
+    std::vector<Value*> ins;
+    for (const Value* v : n.inputs()) {
+      const Node* def = v->node();
+      ins.push_back(def && def->op() == OpId::Constant
+                        ? g.insert_constant(def->attr("value"), v->type())
+                        : g.add_input(v->type()));
+    }
+    Node* copy = g.insert(g.create(n.op(), ins, n.outputs().size()));
+    for (const Attribute& a : n.attributes()) copy->set_attr(a.name, a.value);
+    std::vector<Sym> grads;
+    for (size_t i = 0; i < n.outputs().size(); ++i) {
+      copy->output(i)->set_type(n.output(i)->type());
+      grads.emplace_back(g.add_input(n.output(i)->type()));
+    }
+    FormulaScope scope(g, n.range());
+    RuleContext ctx(copy, grads, {}, std::vector<bool>(ins.size(), true));
+    std::vector<Sym> res = rule->vjp(ctx);
+    for (size_t i = 0; i < res.size() && i < out.size(); ++i) out[i] = static_cast<bool>(res[i]);
+  } catch (const std::exception&) {
+    std::fill(out.begin(), out.end(), false);
+  }
+  return out;
 }
 
 }  // namespace tsl::autodiff

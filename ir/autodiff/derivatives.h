@@ -82,6 +82,12 @@ struct DerivativeRule {
 // The rule of `op`, or null when the op has none.
 const DerivativeRule* derivative_rule(OpId op);
 
+// Per input of `n`: whether its reverse rule gives that input a gradient when every
+// input wants one (PyTorch's differentiable arguments: not an index, a mask, a class
+// target or a condition). Found by running the rule on a copy of `n` in a scratch
+// graph; all false when `n` has no rule or the rule fails there.
+std::vector<bool> differentiable_inputs(const Node& n);
+
 // Each derivatives_*.cpp file fills its part of the table, one row per op:
 //   TSL_DERIVATIVE(relu, relu_vjp, relu_jvp);
 #define TSL_DERIVATIVE(op, vjp, jvp) table[static_cast<size_t>(::tsl::OpId::op)] = {&vjp, &jvp}

@@ -19,6 +19,13 @@ class GradFnRef : public ObjectImpl {
     out << "<" << node_->name() << " object at " << static_cast<const void*>(node_.get()) << ">";
     return out.str();
   }
+  const std::shared_ptr<Node>& node() const { return node_; }
+
+  static const Node& of(const IValue& v) {
+    const auto* ref = v.is_object() ? dynamic_cast<const GradFnRef*>(&v.to_object()) : nullptr;
+    TSL_INTERNAL_ASSERT(ref != nullptr, "not a tape node: ", v.tag_name());
+    return *ref->node_;
+  }
 
  private:
   std::shared_ptr<Node> node_;
@@ -49,7 +56,27 @@ class Hooks : public EagerAutogradHooks {
   IValue grad_fn(const Tensor& t) override {
     AutogradMeta* m = meta_of(t);
     if (!m || !m->grad_fn) return IValue();
-    return IValue(IntrusivePtr<ObjectImpl>(new GradFnRef(m->grad_fn)));
+    return IValue(
+        IntrusivePtr<ObjectImpl>(new GradFnRef(m->grad_fn->shown_node(m->output_nr).function)));
+  }
+
+  // PyTorch's name() of its C++ node classes is qualified; its repr is not
+  // (<AccumulateGrad object at ...>).
+  std::string node_name(const IValue& node) override {
+    const Node& n = GradFnRef::of(node);
+    if (dynamic_cast<const AccumulateGrad*>(&n)) return "torch::autograd::" + n.name();
+    return n.name();
+  }
+
+  std::vector<IValue> next_functions(const IValue& node) override {
+    std::vector<IValue> out;
+    for (const Edge& edge : GradFnRef::of(node).shown_edges()) {
+      Edge e = edge.function ? edge.function->shown_node(edge.input_nr) : edge;
+      IValue fn =
+          e.function ? IValue(IntrusivePtr<ObjectImpl>(new GradFnRef(e.function))) : IValue();
+      out.push_back(IValue::tuple({fn, IValue(static_cast<int64_t>(e.input_nr))}));
+    }
+    return out;
   }
 
   void set_requires_grad(const Tensor& t, bool value) override {

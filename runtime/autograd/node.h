@@ -66,6 +66,14 @@ class Node : public std::enable_shared_from_this<Node> {
   uint64_t sequence_nr() const { return sequence_nr_; }
   uint64_t topological_nr() const { return topological_nr_; }
   const std::vector<Edge>& next_edges() const { return next_edges_; }
+  // The edges as PyTorch's `grad_fn.next_functions` lists them: one per differentiable
+  // input of the op, an invalid edge ((None, 0)) where that input takes no gradient.
+  // next_edges() has only the inputs that do; by default they are the same.
+  virtual std::vector<Edge> shown_edges() const { return next_edges_; }
+  // The node PyTorch's tape has for output `output_nr` of this one, and which of its
+  // outputs: this node, or one of the ShownNodes of a node that ran several of
+  // PyTorch's (Note [The tape as PyTorch shows it] in record.cpp).
+  virtual Edge shown_node(uint32_t output_nr) { return {shared_from_this(), output_nr}; }
   // Sets the edges once, updating topological_nr from them (as the seed does: a node
   // that already has a parent cannot change its number).
   void set_next_edges(std::vector<Edge> edges);
@@ -113,6 +121,22 @@ class AccumulateGrad : public Node {
 
  private:
   Tensor variable_;
+};
+
+// A node of PyTorch's tape that TSL ran inside another (a fused chain's op): a view
+// with PyTorch's name and edges, never applied.
+class ShownNode final : public Node {
+ public:
+  ShownNode(uint64_t sequence_nr, std::string name) : Node(sequence_nr), name_(std::move(name)) {}
+  std::vector<Tensor> apply(std::vector<Tensor>) override;
+  std::string name() const override { return name_; }
+  uint32_t num_inputs() const override { return 1; }
+  std::vector<Edge> shown_edges() const override { return edges_; }
+  void set_shown_edges(std::vector<Edge> edges) { edges_ = std::move(edges); }
+
+ private:
+  std::string name_;
+  std::vector<Edge> edges_;
 };
 
 // The edge a gradient for `t` flows along: (grad_fn, output_nr), or the leaf's

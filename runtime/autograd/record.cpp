@@ -16,6 +16,7 @@
 #include "ir/autodiff/functionalize.h"
 #include "ir/autodiff/prepare.h"
 #include "ir/passes/inline_calls.h"
+#include "ir/schema.h"
 #include "runtime/autograd/node.h"
 #include "runtime/function.h"
 #include "runtime/kernels/einsum_equation.h"
@@ -23,6 +24,24 @@
 #include "runtime/tensor/grad_mode.h"
 
 namespace tsl::autograd {
+
+// Note [The tape as PyTorch shows it]
+// A node of TSL's tape may run what PyTorch records as several nodes: a fused
+// elementwise chain (one FusionGroup: `torch.where(h > 0, h, 0.0)` is gt and where),
+// cross_entropy (log_softmax, then nll_loss), linear of a matrix (addmm with the
+// weight transposed). `x.grad_fn` and `grad_fn.next_functions` show PyTorch's nodes,
+// so a program that walks the graph prints what it prints under PyTorch: the
+// CompiledGradient describes them (ShownOp, made at record time from the group's
+// block or the op's arguments), and the node makes a ShownNode for each on first use,
+// with PyTorch's name and edges: to the node's next edges, to one another, and None
+// for a differentiable input without a gradient (a floating tensor that does not
+// require grad, a number where PyTorch wraps one in a tensor; integer and bool
+// tensors are not differentiable and not listed, as in PyTorch). They are a view:
+// backward() runs the one node, and `:tape` shows the nodes that ran.
+struct ShownOp {
+  std::string name;        // PyTorch's, as node_name() gives it for the op alone
+  std::vector<int> edges;  // >= 0: the node's next edge k; -1: None; <= -2: ShownOp -2 - j
+};
 
 struct CompiledGradient {
   // Stage 0: inputs -> real outputs (the saved values stay in registers); stage 1:
@@ -40,6 +59,14 @@ struct CompiledGradient {
   // an in-place change of it is not an error.
   std::vector<bool> metadata_only;
   std::string name;  // "MulBackward0"
+  // For one op: its differentiable inputs in order, each the index of its edge among
+  // wrt's, or -1 where it takes no gradient (Node::shown_edges). Unset: wrt's edges.
+  std::optional<std::vector<int>> shown_edges;
+  // For a node that runs several of PyTorch's (Note [The tape as PyTorch shows it]):
+  // those nodes, and per output of this one (output_nr) the one that made it (-1:
+  // none, the node shows as itself).
+  std::vector<ShownOp> shown_ops;
+  std::vector<int> shown_outputs;
 };
 
 std::shared_ptr<const CompiledGradient> EagerSite::lookup(const std::vector<int64_t>& key) const {
@@ -322,6 +349,7 @@ std::string node_name(const tsl::Node& node) {
     return camel_case(base) + (with_dim ? "Backward1" : "Backward0");
   }
   if (base == "pow" && !node.input(1)->type()->is_tensor()) return "PowBackward0";
+  if (base == "sub" && !node.input(0)->type()->is_tensor()) return "RsubBackward1";  // 1 - x
   if (base == "pow") return "PowBackward1";
   auto it = renamed.find(base);
   if (it != renamed.end()) return std::string(it->second);
@@ -399,6 +427,33 @@ class GraphNode : public Node {
     return apply_and_release(std::move(grads), false);
   }
 
+  Edge shown_node(uint32_t output_nr) override {
+    const std::vector<int>& outs = gradient_->shown_outputs;
+    if (output_nr >= outs.size() || outs[output_nr] < 0) return Node::shown_node(output_nr);
+    if (views_.empty()) {
+      for (const ShownOp& op : gradient_->shown_ops)
+        views_.push_back(std::make_shared<ShownNode>(sequence_nr(), op.name));
+      for (size_t j = 0; j < views_.size(); ++j) {
+        std::vector<Edge> edges;
+        for (int e : gradient_->shown_ops[j].edges) {
+          edges.push_back(e >= 0    ? next_edges().at(static_cast<size_t>(e))
+                          : e == -1 ? Edge{}
+                                    : Edge{views_.at(static_cast<size_t>(-2 - e)), 0});
+        }
+        views_[j]->set_shown_edges(std::move(edges));
+      }
+    }
+    return {views_.at(static_cast<size_t>(outs[output_nr])), 0};
+  }
+
+  std::vector<Edge> shown_edges() const override {
+    if (!gradient_->shown_edges) return next_edges();
+    std::vector<Edge> out;
+    for (int k : *gradient_->shown_edges)
+      out.push_back(k < 0 ? Edge{} : next_edges().at(static_cast<size_t>(k)));
+    return out;
+  }
+
   // Runs stage 1 on the node's own registers when they are released afterwards, on a
   // clone of them otherwise (retain_graph).
   std::vector<Tensor> apply_and_release(std::vector<Tensor> grads, bool release) override {
@@ -459,6 +514,7 @@ class GraphNode : public Node {
   std::optional<InterpreterState> state_;             // empty once released
   std::vector<SavedVersion> versions_;
   SourceRange range_;
+  std::vector<std::shared_ptr<ShownNode>> views_;  // made on first use
 };
 
 // ---- Compiling and running --------------------------------------------------------------
@@ -615,6 +671,139 @@ bool needs_recording(const KernelArgs& args) {
   return false;
 }
 
+// Whether input i of `n` is among those PyTorch lists in next_functions: the inputs
+// the op's rule differentiates (`differentiable`, autodiff::differentiable_inputs),
+// and a Python number where add, sub, mul, div and where take a tensor (PyTorch wraps
+// it in one; pow's exponent and `1 - x`'s 1 pick overloads with a Scalar instead).
+bool listed_input(const tsl::Node& n, size_t i, const std::vector<bool>& differentiable) {
+  if (differentiable.at(i)) return true;
+  TypeKind k = n.input(i)->type()->kind();
+  if (k != TypeKind::Int && k != TypeKind::Float) return false;
+  const FunctionSchema& s = schema_of(n.op());
+  if (i >= s.arguments.size() || !s.arguments[i].type->is_tensor()) return false;  // alpha
+  std::string_view base = n.info().base_name();
+  return base == "add" || (base == "sub" && i == 1) || base == "mul" || base == "div" ||
+         base == "where";
+}
+
+// The inputs of `node` PyTorch lists in next_functions (listed_input; a tensor list's
+// elements each), each as its edge's index among the node's edges (the inputs that
+// require grad, in order), or -1 for one without a gradient.
+std::optional<std::vector<int>> pytorch_edges(const tsl::Node& node, const std::vector<IValue>& ins,
+                                              size_t num_wrt) {
+  std::vector<bool> differentiable = autodiff::differentiable_inputs(node);
+  std::vector<int> out;
+  int next = 0;
+  for (size_t i = 0; i < node.inputs().size(); ++i) {
+    bool listed = listed_input(node, i, differentiable);
+    auto visit = [&](const IValue& v) {
+      bool edge = v.is_tensor() && v.tensor_impl() && v.tensor_impl()->requires_grad();
+      if (edge) ++next;
+      if (listed) out.push_back(edge ? next - 1 : -1);
+    };
+    if (ins[i].is_list()) {
+      for (const IValue& e : ins[i].to_list().elements) visit(e);
+    } else if (ins[i].is_dict()) {
+      return std::nullopt;
+    } else {
+      visit(ins[i]);
+    }
+  }
+  if (static_cast<size_t>(next) != num_wrt) return std::nullopt;
+  return out;
+}
+
+// The index among the node's next edges of each input's (a tensor that requires grad),
+// else -1; null where an input is a list or dict (their elements are edges too).
+std::optional<std::vector<int>> edges_of_inputs(const tsl::Node& node, KernelArgs& args,
+                                                size_t num_wrt) {
+  std::vector<int> out;
+  int k = 0;
+  for (size_t i = 0; i < node.inputs().size(); ++i) {
+    const IValue& v = args.in(static_cast<uint32_t>(i));
+    if (v.is_list() || v.is_dict()) return std::nullopt;
+    bool edge = node.input(i)->node()->op() != OpId::Constant && v.is_tensor() && v.tensor_impl() &&
+                v.tensor_impl()->requires_grad();
+    out.push_back(edge ? k++ : -1);
+  }
+  if (static_cast<size_t>(k) != num_wrt) return std::nullopt;
+  return out;
+}
+
+// A FusionGroup's ops as PyTorch records them: each op with a floating result and an
+// input that requires grad (Note [The tape as PyTorch shows it]).
+void show_fusion_group(const tsl::Node& node, KernelArgs& args, CompiledGradient& g) {
+  std::optional<std::vector<int>> edge_of_param = edges_of_inputs(node, args, g.wrt.size());
+  if (!edge_of_param) return;
+  const Block* body = node.block(0);
+  std::unordered_map<const Value*, size_t> param_of;
+  for (size_t p = 0; p < body->params().size(); ++p) param_of[body->params()[p]] = p;
+  std::unordered_map<const Value*, int> op_of;  // a value with grad: its ShownOp
+  std::vector<ShownOp> ops;
+  for (const tsl::Node* n : *body) {
+    if (n->op() == OpId::Constant) continue;
+    std::optional<DType> out_dtype =
+        n->outputs().size() == 1 ? n->output(0)->type()->tensor_dtype() : std::nullopt;
+    bool floating_out = n->outputs().size() == 1 && n->output(0)->type()->is_tensor() &&
+                        (!out_dtype || is_floating(*out_dtype));
+    bool takes_grad = false;
+    for (const Value* v : n->inputs()) {
+      auto p = param_of.find(v);
+      takes_grad |= (p != param_of.end() && (*edge_of_param)[p->second] >= 0) || op_of.count(v);
+    }
+    if (!floating_out || !takes_grad) continue;
+    std::vector<bool> differentiable = autodiff::differentiable_inputs(*n);
+    ShownOp op{node_name(*n), {}};
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      if (!listed_input(*n, i, differentiable)) continue;
+      const Value* v = n->input(i);
+      auto p = param_of.find(v);
+      auto o = op_of.find(v);
+      op.edges.push_back(p != param_of.end() ? std::max((*edge_of_param)[p->second], -1)
+                         : o != op_of.end()  ? -2 - o->second
+                                             : -1);
+    }
+    op_of[n->output(0)] = static_cast<int>(ops.size());
+    ops.push_back(std::move(op));
+  }
+  std::vector<int> outputs;
+  for (size_t k : g.seeded) {
+    auto o = op_of.find(body->returns().at(k));
+    outputs.push_back(o == op_of.end() ? -1 : o->second);
+  }
+  g.shown_ops = std::move(ops);
+  g.shown_outputs = std::move(outputs);
+}
+
+// One op that PyTorch records as several nodes: linear of a matrix (addmm, or mm, of
+// the weight transposed) and cross_entropy with class targets (nll_loss of
+// log_softmax). Others show as themselves.
+void show_decomposed_op(const tsl::Node& node, KernelArgs& args, CompiledGradient& g) {
+  std::optional<std::vector<int>> edge = edges_of_inputs(node, args, g.wrt.size());
+  if (!edge) return;
+  auto in = [&](size_t i) -> const IValue& { return args.in(static_cast<uint32_t>(i)); };
+  // An input's edge: its next edge, or None for a floating tensor without a gradient.
+  auto edge_or_none = [&](size_t i) { return (*edge)[i] >= 0 ? (*edge)[i] : -1; };
+  std::string_view base = node.info().base_name();
+  if (base == "linear" && in(0).is_tensor() && in(0).to_tensor().dim() == 2) {
+    // addmm(bias, input, weight.t()), or mm(input, weight.t()) without a bias.
+    bool bias = !in(2).is_none();
+    int transposed = (*edge)[1] >= 0 ? -3 : -1;  // ShownOp 1, when the weight takes grad
+    ShownOp product{bias ? "AddmmBackward0" : "MmBackward0", {}};
+    if (bias) product.edges.push_back(edge_or_none(2));
+    product.edges.push_back(edge_or_none(0));
+    product.edges.push_back(transposed);
+    g.shown_ops = {product};
+    if ((*edge)[1] >= 0) g.shown_ops.push_back({"TBackward0", {(*edge)[1]}});
+    g.shown_outputs = {0};
+  } else if (base == "cross_entropy" && (*edge)[0] >= 0 && in(1).is_tensor() &&
+             in(1).to_tensor().dtype() == DType::Int64 && in(5).is_double() &&
+             in(5).to_double() == 0.0) {
+    g.shown_ops = {{"NllLossBackward0", {-3}}, {"LogSoftmaxBackward0", {(*edge)[0]}}};
+    g.shown_outputs = {0};
+  }
+}
+
 void record_op(const tsl::Node& node, EagerSite& site, KernelArgs& args) {
   GraphBuilder probe(false);
   for (size_t i = 0; i < node.inputs().size(); ++i)
@@ -648,6 +837,14 @@ void record_op(const tsl::Node& node, EagerSite& site, KernelArgs& args) {
     }
     add_outputs(graph, outs);
     auto compiled = compile(b.graph_ptr(), b.flat().wrt, node_name(node), "", false);
+    if (node.op() == OpId::FusionGroup) {
+      show_fusion_group(node, args, *compiled);
+    } else {
+      std::vector<IValue> ins;
+      for (uint32_t i = 0; i < node.inputs().size(); ++i) ins.push_back(args.in(i));
+      compiled->shown_edges = pytorch_edges(node, ins, b.flat().wrt.size());
+      show_decomposed_op(node, args, *compiled);
+    }
     site.store(flat.key, compiled);
     g = compiled;
   }
@@ -738,7 +935,16 @@ void record_inplace(const tsl::Node& node, EagerSite& site, KernelArgs& args) {
     copy->output()->replace_all_uses_with(r);
     copy->destroy();
     add_outputs(graph, {r});
+    // Its edges are the out-of-place op's (PyTorch's AddBackward0 for `y += 1`), under
+    // the expand and conversion that keep self's shape and dtype.
+    std::optional<std::vector<int>> shown;
+    const tsl::Node* op = r->node();
+    while ((op->op() == OpId::expand || op->op() == OpId::to_dtype) && op->inputs().size() > 0)
+      op = op->input(0)->node();
+    if (op->inputs().size() == node.inputs().size())
+      shown = pytorch_edges(*op, ins, b.flat().wrt.size());
     auto compiled = compile(b.graph_ptr(), b.flat().wrt, inplace_node_name(node.op()), "", false);
+    compiled->shown_edges = std::move(shown);
     site.store(flat.key, compiled);
     g = compiled;
   }

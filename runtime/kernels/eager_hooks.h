@@ -20,6 +20,10 @@ class EagerAutogradHooks {
   virtual void set_grad(const Tensor& t, const Tensor& grad) = 0;
   virtual bool is_leaf(const Tensor& t) = 0;
   virtual IValue grad_fn(const Tensor& t) = 0;  // None for leaves
+  // Of a node grad_fn() returned: its name (MulBackward0), and its next edges as
+  // (node or None, input_nr) tuples, as PyTorch's next_functions.
+  virtual std::string node_name(const IValue& node) = 0;
+  virtual std::vector<IValue> next_functions(const IValue& node) = 0;
   virtual void set_requires_grad(const Tensor& t, bool value) = 0;
 };
 

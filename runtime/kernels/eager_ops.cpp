@@ -38,6 +38,21 @@ bool is_leaf_attr(const Tensor& self) { return eager_autograd_hooks().is_leaf(se
 
 void grad_fn_attr(KernelArgs& a) { a.out(0) = eager_autograd_hooks().grad_fn(a.in(0).to_tensor()); }
 
+// A node's attributes; Python's error for None (a leaf's grad_fn).
+const IValue& node_or_error(KernelArgs& a, const char* attribute) {
+  TSL_CHECK(!a.in(0).is_none(), "'NoneType' object has no attribute '", attribute, "'");
+  return a.in(0);
+}
+
+void node_name(KernelArgs& a) {
+  a.out(0) = IValue(eager_autograd_hooks().node_name(node_or_error(a, "name")));
+}
+
+void next_functions_attr(KernelArgs& a) {
+  a.out(0) =
+      IValue::list(eager_autograd_hooks().next_functions(node_or_error(a, "next_functions")));
+}
+
 Tensor requires_grad_method(const Tensor& self, bool requires_grad) {
   eager_autograd_hooks().set_requires_grad(self, requires_grad);
   return self;
@@ -82,6 +97,8 @@ void register_eager_kernels() {
   TSL_REGISTER_GENERIC(set_grad_attr, set_grad_attr);
   TSL_REGISTER_GENERIC(is_leaf_attr, is_leaf_attr);
   TSL_REGISTER_GENERIC_RAW(grad_fn_attr, grad_fn_attr);
+  TSL_REGISTER_GENERIC_RAW(node_name, node_name);
+  TSL_REGISTER_GENERIC_RAW(next_functions_attr, next_functions_attr);
   TSL_REGISTER_GENERIC(requires_grad_, requires_grad_method);
   TSL_REGISTER_GENERIC_RAW(backward, backward_kernel);
   TSL_REGISTER_GENERIC(set_grad_enabled, set_grad_enabled_kernel);
