@@ -294,9 +294,10 @@ class ReadingPrinter {
     return s;
   }
 
-  void node(const Node* n, int level) {
-    if (n->op() == OpId::Constant && is_printable_constant(n->attr("value"))) return;
-    std::string line(static_cast<size_t>(2 * level), ' ');
+  // What the view prints for `n` (its indentation and note aside): `%h : Tensor[4, 5] =
+  // tanh(%0)`; the picture labels its boxes with the same text.
+  std::string line(const Node* n) {
+    std::string line;
     if (!n->outputs().empty()) line += definitions(n->outputs()) + " = ";
     line += std::string(n->info().name);
     std::string attrs;
@@ -309,7 +310,11 @@ class ReadingPrinter {
     line += "(";
     size_t shown = shown_inputs(n);
     for (size_t i = 0; i < shown; ++i) line += (i ? ", " : "") + operand(n->input(i));
-    line += ")";
+    return line + ")";
+  }
+
+  // The note after the line: its source position, and its value on request.
+  std::string note(const Node* n) const {
     std::string note;
     if (n->range().valid() && n->op() != OpId::GradOf)
       note = std::to_string(n->range().line) + ":" + std::to_string(n->range().col + 1);
@@ -317,7 +322,19 @@ class ReadingPrinter {
       auto it = values_.find(n->output());
       if (it != values_.end()) note += (note.empty() ? "= " : "  = ") + summary(it->second);
     }
-    out_ << line << (note.empty() ? "" : "  # " + note) << "\n";
+    return note;
+  }
+
+  // Whether `n` is written at all (a constant that prints is inlined where it is read).
+  static bool shown(const Node* n) {
+    return !(n->op() == OpId::Constant && is_printable_constant(n->attr("value")));
+  }
+
+  void node(const Node* n, int level) {
+    if (!shown(n)) return;
+    std::string note = this->note(n);
+    out_ << std::string(static_cast<size_t>(2 * level), ' ') << line(n)
+         << (note.empty() ? "" : "  # " + note) << "\n";
     for (const Block* b : n->blocks()) {
       if (n->op() != OpId::GradOf) {
         out_ << std::string(static_cast<size_t>(2 * level + 2), ' ') << "block("
@@ -342,6 +359,166 @@ class ReadingPrinter {
   std::unordered_map<const Value*, std::string> names_;
   std::unordered_set<std::string> used_;
   size_t next_temp_ = 0;
+};
+
+// Note [The gradient picture]
+// `:dot grad f(x, w)` draws the specialized view for a student, against the sprawl of
+// the general graph's drawing (thousands of pixels wide, its own value numbering):
+//  * every box carries the line the text view prints for it (`%h : Tensor[4, 5] =
+//    tanh(%0)` and its position), names from the same ReadingPrinter, so the picture
+//    and the text read alike; a GradOf block is a cluster titled with its line;
+//  * the forward runs top-down on the left and the backward bottom-up beside it: its
+//    edges are laid out reversed (dir=back), so the incoming gradient `%dloss` sits at
+//    the bottom, under the op it starts from, and each input's gradient at the top,
+//    level with the input;
+//  * a value the backward captures from the forward is a short stub beside each op
+//    that reads it, not an edge across the page.
+class PictureWriter {
+ public:
+  PictureWriter(std::ostream& out, ReadingPrinter& p) : out_(out), p_(p) {}
+
+  // One graph as a cluster: its parameters (`stub` ones drawn where they are read,
+  // as captured values), its nodes, its results.
+  void graph(const Graph& g, const std::string& prefix, const std::string& title,
+             const std::vector<bool>& stub, bool backward, const std::string& results) {
+    prefix_ = prefix;
+    backward_ = backward;
+    out_ << "  subgraph cluster_" << prefix << " {\n    label=\"" << escape(title)
+         << "\"; labeljust=l; fontsize=14; style=rounded; color=gray60;\n";
+    for (size_t i = 0; i < g.inputs().size(); ++i) {
+      const Value* in = g.inputs()[i];
+      if (i < stub.size() && stub[i]) {
+        stubs_.insert(in);
+        continue;
+      }
+      std::string id = prefix + "_in" + std::to_string(i);
+      out_ << "    " << id << " [shape=invhouse, style=filled, fillcolor=gray92, label=\""
+           << escape(p_.definitions({const_cast<Value*>(in)})) << "\"];\n";
+      source_[in] = id;
+    }
+    block(*g.block(), 2);
+    std::string ret = prefix + "_return";
+    out_ << "    " << ret << " [shape=house, style=filled, fillcolor=gray92, label=\"return ("
+         << escape(results) << ")\"];\n";
+    out_ << "  }\n";
+    std::unordered_set<const Value*> drawn;
+    for (const Value* v : g.outputs()) {
+      if (results.find(p_.operand(v)) != std::string::npos && drawn.insert(v).second) edge(v, ret);
+    }
+    for (const std::string& e : edges_) out_ << e;
+    edges_.clear();
+    // The backward's rules stacked in the order they run, bottom-up, each above the
+    // one before: a rule's own arithmetic (tanh's 1 - h^2, from the forward alone)
+    // hangs below the op that takes the gradient, and would share rows with the rule
+    // before it, pushing the rules into a staircase across the page.
+    for (size_t k = 1; k < rules_.size(); ++k) {
+      for (const std::string& above : rules_[k])
+        for (const std::string& below : rules_[k - 1])
+          out_ << "  " << above << " -> " << below << " [style=invis];\n";
+    }
+    rules_.clear();
+  }
+
+ private:
+  static std::string escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    return out;
+  }
+
+  void block(const Block& b, int level) {
+    for (const Node* n : b) node(*n, level);
+  }
+
+  void node(const Node& n, int level) {
+    if (!ReadingPrinter::shown(&n) || n.op() == OpId::Constant) return;
+    std::string pad(static_cast<size_t>(2 * level), ' ');
+    std::string id = prefix_ + "_n" + std::to_string(counter_++);
+    std::string note = p_.note(&n);
+    std::string label = escape(p_.line(&n)) + "\\l" + (note.empty() ? "" : escape(note) + "\\l");
+    if (!n.blocks().empty()) {
+      bool grad_of = n.op() == OpId::GradOf;
+      out_ << pad << "subgraph cluster_" << id << " {\n"
+           << pad << "  label=\"" << escape(p_.line(&n)) << "\"; labeljust=l; fontsize=11; "
+           << "style=filled; color=gray75; fillcolor=\"" << (grad_of ? "#fff1e0" : "#f4f8ff")
+           << "\";\n";
+      for (size_t k = 0; k < n.blocks().size(); ++k) {
+        const Block* blk = n.block(k);
+        for (const Value* param : blk->params()) {
+          std::string pid = id + "_p" + std::to_string(counter_++);
+          out_ << pad << "  " << pid << " [shape=plain, label=\""
+               << escape(p_.definitions({const_cast<Value*>(param)})) << "\"];\n";
+          source_[param] = pid;
+        }
+        // A GradOf at the backward's top level: one rule, one row of the stack.
+        bool rule = backward_ && grad_of && level == 2;
+        if (rule) {
+          rules_.emplace_back();
+          in_rule_ = true;
+        }
+        block(*blk, level + 1);
+        if (rule) in_rule_ = false;
+      }
+      // A GradOf's results are its block's: edges leave from the ops that made them.
+      // Another block node (If, Loop) gets a box for its results.
+      if (grad_of) {
+        for (size_t i = 0; i < n.outputs().size(); ++i)
+          alias_[n.output(i)] = n.block(0)->returns()[i];
+      } else {
+        out_ << pad << "  " << id << " [shape=box, style=\"rounded,dashed\", label=\""
+             << escape(p_.definitions(n.outputs())) << "\\l\"];\n";
+        for (const Value* o : n.outputs()) source_[o] = id;
+        for (const Block* blk : n.blocks())
+          for (const Value* r : blk->returns()) edge(r, id);
+      }
+      out_ << pad << "}\n";
+      for (const Value* in : n.inputs()) {
+        if (!grad_of) edge(in, id);
+      }
+      return;
+    }
+    if (backward_ && in_rule_) rules_.back().push_back(id);
+    out_ << pad << id << " [shape=box, style=\"rounded,filled\", fillcolor=\""
+         << (backward_ ? "#ffd9b3" : "#dbe9ff") << "\", label=\"" << label << "\"];\n";
+    for (const Value* in : n.inputs()) edge(in, id);
+    for (const Value* o : n.outputs()) source_[o] = id;
+  }
+
+  // An edge for value `v` into box `to` (none for an inlined constant); a captured
+  // value gets a stub of its own beside `to`. The backward's are laid out reversed.
+  void edge(const Value* v, const std::string& to) {
+    while (alias_.count(v)) v = alias_.at(v);
+    std::string from;
+    if (stubs_.count(v)) {
+      // Beside the box that reads it (same rank), so it takes no row of its own.
+      from = prefix_ + "_stub" + std::to_string(counter_++);
+      out_ << "    " << from << " [shape=plain, fontcolor=gray35, label=\"" << escape(p_.operand(v))
+           << " (forward)\"];\n    {rank=same; " << from << "; " << to << ";}\n";
+      edges_.push_back("  " + from + " -> " + to + " [color=gray60, arrowsize=0.6];\n");
+      return;
+    } else if (auto it = source_.find(v); it != source_.end()) {
+      from = it->second;
+    } else {
+      return;
+    }
+    edges_.push_back(backward_ ? "  " + to + " -> " + from + " [dir=back];\n"
+                               : "  " + from + " -> " + to + ";\n");
+  }
+
+  std::ostream& out_;
+  ReadingPrinter& p_;
+  std::string prefix_;
+  bool backward_ = false;
+  std::unordered_map<const Value*, std::string> source_;
+  std::unordered_map<const Value*, const Value*> alias_;  // a GradOf output: its return
+  std::unordered_set<const Value*> stubs_;
+  std::vector<std::string> edges_;
+  std::vector<std::vector<std::string>> rules_;  // the boxes of each top-level GradOf
+  bool in_rule_ = false;
+  size_t counter_ = 0;
 };
 
 }  // namespace
@@ -456,14 +633,25 @@ std::string specialized_gradient_text(CompilationUnit& unit, FunctionDecl& decl,
   }
   std::vector<Value*> seeds(df.inputs().begin(),
                             df.inputs().begin() + static_cast<std::ptrdiff_t>(num_seeds));
-  out << name << ".backward(" << p.definitions(seeds)
-      << "):  # from the result's gradient (ones)\n";
+  std::string backward_head = name + ".backward(" + p.definitions(seeds) + ")";
+  out << backward_head << ":  # from the result's gradient (ones)\n";
   p.body(df);
   std::string grads;
   for (size_t i = 0; i < df.outputs().size(); ++i)
     grads += (i ? ", " : "") + p.operand(df.outputs()[i]);
   out << "  return (" << grads << ")  # the gradients of " << names << "\n";
-  return out.str();
+  if (!options.picture) return out.str();
+  // The picture, with the names the text gave (Note [The gradient picture]).
+  std::ostringstream dot;
+  dot << "digraph \"" << name << "\" {\n  rankdir=TB; nodesep=0.25; ranksep=0.3;\n"
+      << "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [color=gray30];\n";
+  PictureWriter w(dot, p);
+  w.graph(f, "fwd", name + ".forward(" + params + ")", {}, false, rets);
+  std::vector<bool> captured(df.inputs().size(), false);
+  for (size_t i = num_seeds; i < df.inputs().size(); ++i) captured[i] = true;
+  w.graph(df, "bwd", backward_head, captured, true, grads);
+  dot << "}\n";
+  return dot.str();
 }
 
 std::string specialized_gradient_of_call(CompilationUnit& unit, const std::string& call,

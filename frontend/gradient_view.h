@@ -13,6 +13,9 @@ struct GradientViewOptions {
   // Each line also shows its value: the numbers of a small tensor, else a few of them
   // and the mean.
   bool values = false;
+  // Graphviz DOT instead of text: the forward and the backward side by side, laid
+  // out for reading (Note [The gradient picture]).
+  bool picture = false;
 };
 
 // The forward and backward graphs of `decl`'s gradient with respect to its floating

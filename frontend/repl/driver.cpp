@@ -48,7 +48,7 @@ const char* kUsage =
     "                   (forward with its captured values, then backward)\n"
     "  --dump=grad --args 'F(ARGS)' FILE  only F's, specialized to these arguments\n"
     "                   (expressions over FILE's variables), as the REPL's :grad F(ARGS);\n"
-    "                   add --values to show each value\n"
+    "                   add --values to show each value, --format=dot to draw it\n"
     "  --dump=opt-grad FILE  the gradient graphs after the optimization pipeline\n"
     "  --dump=code FILE the register program of each function and, for one with float\n"
     "                   Tensor parameters, the two-stage program of its gradient\n"
@@ -362,6 +362,7 @@ int run(const Options& o) {
     if (int status = run_quietly(unit, source); status != kExitOk) return status;
     GradientViewOptions options;
     options.values = o.values;
+    options.picture = o.format == "dot";  // Note [The gradient picture]
     return run_guarded(
         [&] { std::cout << specialized_gradient_of_call(unit, o.grad_call, options); });
   }
@@ -487,8 +488,8 @@ int run_command_line(const std::vector<std::string>& args) {
     std::cerr << "tsl: error: --dump needs a FILE\n";
     return kExitCompileError;
   }
-  if ((!o.grad_call.empty() || o.values) && (o.dump != "grad" || o.format != "text")) {
-    std::cerr << "tsl: error: --args and --values go with --dump=grad (as text)\n";
+  if ((!o.grad_call.empty() || o.values) && o.dump != "grad") {
+    std::cerr << "tsl: error: --args and --values go with --dump=grad\n";
     return kExitCompileError;
   }
   if (o.values && o.grad_call.empty()) {

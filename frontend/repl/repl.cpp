@@ -86,7 +86,9 @@ constexpr CommandHelp kCommands[] = {
     {":dot",
      "  :dot NAME [PATH] NAME's graph as a picture: NAME.fwd.dot, and .svg and .png where\n"
      "                   Graphviz's dot is installed (PATH.dot ... when given); :dot grad\n"
-     "                   NAME its gradient graph (NAME.grad.*); for a tensor NAME, its tape\n"
+     "                   NAME its gradient graph (NAME.grad.*), :dot grad NAME(ARGS) the\n"
+     "                   one :grad NAME(ARGS) prints: forward top-down, backward bottom-up\n"
+     "                   beside it, labelled as the text; for a tensor NAME, its tape\n"
      "                   (see :tape) drawn as micrograd does, each leaf with its data and\n"
      "                   grad (NAME.tape.*)\n"},
     {":tape",
@@ -552,6 +554,23 @@ void show_specialized_gradient(CompilationUnit& unit, std::string rest, std::ost
   reporting_errors(err, [&] { out << specialized_gradient_of_call(unit, rest, options); });
 }
 
+// :dot grad f(x, w) [PATH]: the specialized view as a picture (Note [The gradient
+// picture] in frontend/gradient_view.cpp), NAME.grad.{dot,svg,png} or PATH.*.
+void draw_specialized_gradient(CompilationUnit& unit, const std::string& rest, std::ostream& out,
+                               std::ostream& err) {
+  size_t close = rest.rfind(')');
+  std::string call = rest.substr(0, close == std::string::npos ? rest.size() : close + 1);
+  std::string path = close == std::string::npos ? "" : trim(rest.substr(close + 1));
+  GradientViewOptions options;
+  options.picture = true;
+  reporting_errors(err, [&] {
+    std::string dot = specialized_gradient_of_call(unit, call, options);
+    std::string name = trim(call.substr(0, call.find('(')));
+    write_picture(dot, path.empty() ? file_stem(name) + ".grad" : path,
+                  "the gradient graph of " + trim(call), out, err);
+  });
+}
+
 // Runs `source` in the session, reporting an error on `err` instead of throwing
 // (:load, :time, :profile).
 void run_reporting(CompilationUnit& unit, SourcePtr source, bool repl_mode, std::ostream& err) {
@@ -654,6 +673,8 @@ bool meta_command(CompilationUnit& unit, const std::string& line, std::ostream& 
   } else if (cmd == ":dot" && unit.globals().count(rest) &&
              unit.globals().at(rest).value.is_tensor()) {
     draw_tape(unit, rest, out, err);
+  } else if (cmd == ":dot" && rest.rfind("grad ", 0) == 0 && rest.find('(') != std::string::npos) {
+    draw_specialized_gradient(unit, trim(rest.substr(5)), out, err);
   } else if (cmd == ":dot" || cmd == ":opt" || cmd == ":passes") {
     std::string what = cmd.substr(1);
     bool grad = rest.rfind("grad ", 0) == 0;

@@ -411,6 +411,47 @@ TEST(ReplGradView, TwoLayerNetOnOneScreen) {
   EXPECT_NE(general.out.find("matmul_operand_size"), std::string::npos) << general.out;
 }
 
+// :dot grad f(args) draws that view (Note [The gradient picture]): each line of the
+// text labels a box (a rule's line titles its cluster), the backward is laid out
+// bottom-up beside the forward, values it captures are stubs beside their readers;
+// Graphviz (which the suite installs) renders it narrower than the general drawing.
+TEST(ReplGradView, PictureIsLabelledAsTheText) {
+  std::string dir = ::testing::TempDir();
+  Session text = run(std::string(kTwoLayerNet) + ":grad loss(x, w1, w2, y)\n");
+  Session s = run(std::string(kTwoLayerNet) + ":dot grad loss(x, w1, w2, y) " + dir + "net_grad\n");
+  EXPECT_EQ(s.err, "");
+  EXPECT_NE(s.out.find("the gradient graph of loss(x, w1, w2, y): " + dir + "net_grad.dot"),
+            std::string::npos)
+      << s.out;
+  std::ifstream in(dir + "net_grad.dot");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string dot = ss.str();
+  std::istringstream lines(text.out);
+  size_t labels = 0;
+  for (std::string line; std::getline(lines, line);) {
+    line = line.substr(line.find_first_not_of(' '));
+    if (line.starts_with("->") || line.starts_with("return") || line.starts_with("loss.")) continue;
+    std::string code = line.substr(0, line.find("  # "));
+    EXPECT_NE(dot.find("label=\"" + code), std::string::npos) << code << "\n" << dot;
+    ++labels;
+  }
+  EXPECT_EQ(labels, 30u);  // 6 forward ops, 7 rules, 17 ops inside them
+  EXPECT_GE(static_cast<size_t>(std::count(dot.begin(), dot.end(), '\n')), 50u);
+  EXPECT_NE(dot.find("[dir=back]"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("label=\"%h (forward)\""), std::string::npos) << dot;
+  EXPECT_EQ(dot.find("captured"), std::string::npos) << dot;
+  if (std::system("command -v dot >/dev/null 2>&1") != 0) GTEST_SKIP() << "no Graphviz";
+  std::ifstream svg_in(dir + "net_grad.svg");
+  std::stringstream svg;
+  svg << svg_in.rdbuf();
+  size_t at = svg.str().find("<svg width=\"");
+  ASSERT_NE(at, std::string::npos) << "no SVG drawn";
+  int width = std::atoi(svg.str().c_str() + at + 12);
+  EXPECT_GT(width, 300);
+  EXPECT_LT(width, 1800);  // the general graph's drawing of this net: ~4700pt
+}
+
 // --values shows each value: here sin's gradient is cos(x) (0.8776, 0.5403, -0.4161).
 TEST(ReplGradView, ValuesFollowTheNumbersThroughTheBackward) {
   Session s =

@@ -606,6 +606,11 @@ TEST(CommandLine, DumpGradWithArgsSpecializesOneCall) {
   EXPECT_EQ(no_dump.status, 2);
   EXPECT_NE(no_dump.err.find("--args and --values go with --dump=grad"), std::string::npos)
       << no_dump.err;
+  // --format=dot draws it (Note [The gradient picture]).
+  Result dot = tsl("--dump=grad --format=dot --args 'loss(w1, b1, w2, b2, x, target)' " + net);
+  ASSERT_EQ(dot.status, 0) << dot.err;
+  EXPECT_EQ(dot.out.find("digraph \"loss\""), 0u) << dot.out;
+  EXPECT_NE(dot.out.find("[dir=back]"), std::string::npos) << dot.out;
 }
 
 // Issue 5: elementwise fusion (on with the optimizer) prints the numbers of the
