@@ -144,6 +144,37 @@ void fold_block(Graph& g, Block* b, const Values& values) {
   }
 }
 
+// Grad of grad: the inner gradient's rules were lowered to If[grad_of='sin', line=4]
+// on whether a gradient arrives, so that they could be differentiated again. One whose
+// gradient did arrive here is shown as the GradOf it was, so each level's rules name
+// the op and line they differentiate.
+void restore_rules(Graph& g, Block* b, const Values& values) {
+  for (Node* n : *b) {
+    if (n->op() == OpId::GradOf) restore_rules(g, n->block(0), values);
+    if (n->op() != OpId::If || !n->has_attr("grad_of")) continue;
+    auto it = values.find(n->input(0));
+    const Node* cond = n->input(0)->node();
+    if (it == values.end() || !it->second.is_bool() || !it->second.to_bool() ||
+        cond->op() != OpId::AnyDefined)
+      continue;
+    InsertPointGuard guard(g, n);
+    Node* rule = g.insert(g.create(OpId::GradOf, cond->inputs(), n->outputs().size()));
+    rule->set_range(n->range());
+    rule->set_attr("op", n->attr("grad_of"));
+    if (n->has_attr("line")) rule->set_attr("line", n->attr("line"));
+    Block* body = rule->add_block();
+    Block* taken = n->block(0);
+    while (!taken->empty()) (*taken->begin())->move_before(body->return_node());
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      body->add_return(taken->returns()[i]);
+      rule->output(i)->set_type(n->output(i)->type());
+      rule->output(i)->set_debug_name(n->output(i)->debug_name());
+      n->output(i)->replace_all_uses_with(rule->output(i));
+    }
+    n->destroy();
+  }
+}
+
 void specialize(Graph& g, const Values& values) {
   Node* first = g.block()->empty() ? g.block()->return_node() : *g.block()->begin();
   for (Value* p : g.inputs()) {
@@ -154,17 +185,25 @@ void specialize(Graph& g, const Values& values) {
     InsertPointGuard at(g, first);
     p->replace_all_uses_with(g.insert_constant(it->second, p->type()));
   }
+  restore_rules(g, g.block(), values);  // before fold_block makes their conditions constants
   fold_block(g, g.block(), values);
   for (int round = 0; round < 3; ++round) {
     bool changed = fold_constants(g);
     changed |= simplify_arithmetic(g);
-    changed |= specialize_undefined(g);
+    changed |= specialize_undefined_keeping_rules(g);
     changed |= eliminate_dead_code(g);
     if (!changed) break;
   }
   // What only the reader is spared: a GradOf whose rule does nothing (the gradient of
   // AutogradZeros passes through), and the definedness tests nothing reads any more.
   for (Node* n : *g.block()) {
+    // A restored rule's output that only the general graph read (a value it kept for
+    // the backward, which the view recomputes there).
+    for (size_t i = n->outputs().size(); n->op() == OpId::GradOf && i-- > 0;) {
+      if (!n->output(i)->uses().empty() || n->outputs().size() == 1) continue;
+      n->block(0)->erase_return(i);
+      n->erase_output(i);
+    }
     bool passes_through = n->op() == OpId::GradOf && n->block(0)->empty();
     if (passes_through) {
       for (size_t i = 0; i < n->outputs().size(); ++i)
@@ -315,7 +354,7 @@ class ReadingPrinter {
 
   // The note after the line: its source position, and its value on request.
   std::string note(const Node* n) const {
-    std::string note;
+    std::string note = n->op() == OpId::GradOf ? rule_note_ : "";
     if (n->range().valid() && n->op() != OpId::GradOf)
       note = std::to_string(n->range().line) + ":" + std::to_string(n->range().col + 1);
     if (show_values_ && n->outputs().size() == 1) {
@@ -329,6 +368,9 @@ class ReadingPrinter {
   static bool shown(const Node* n) {
     return !(n->op() == OpId::Constant && is_printable_constant(n->attr("value")));
   }
+
+  // What each GradOf's line says (grad of grad: which level's rule it is).
+  void set_rule_note(std::string note) { rule_note_ = std::move(note); }
 
   void node(const Node* n, int level) {
     if (!shown(n)) return;
@@ -359,6 +401,7 @@ class ReadingPrinter {
   std::unordered_map<const Value*, std::string> names_;
   std::unordered_set<std::string> used_;
   size_t next_temp_ = 0;
+  std::string rule_note_;
 };
 
 // Note [The gradient picture]
@@ -604,7 +647,13 @@ std::string specialized_gradient_text(CompilationUnit& unit, FunctionDecl& decl,
     if (i < args.size() && !args[i].is_tensor() && is_printable_constant(args[i]))
       params += " = " + args[i].repr();
   }
-  out << name << ".forward(" << params << "):  # the result, and what the backward reads\n";
+  // Grad of grad: the forward computes a gradient, so it has rules of its own, the
+  // first level; the backward's differentiate them, the second. Each is labelled.
+  bool two_levels = false;
+  for (const Node* n : *f.block()) two_levels |= n->op() == OpId::GradOf;
+  out << name << ".forward(" << params << "):  # the result, and what the backward reads"
+      << (two_levels ? "; level 1: the gradient it computes" : "") << "\n";
+  if (two_levels) p.set_rule_note("level 1");
   p.body(f);
   std::string rets;
   for (size_t i = 0; i < gradient.num_real_outputs; ++i)
@@ -634,7 +683,9 @@ std::string specialized_gradient_text(CompilationUnit& unit, FunctionDecl& decl,
   std::vector<Value*> seeds(df.inputs().begin(),
                             df.inputs().begin() + static_cast<std::ptrdiff_t>(num_seeds));
   std::string backward_head = name + ".backward(" + p.definitions(seeds) + ")";
-  out << backward_head << ":  # from the result's gradient (ones)\n";
+  out << backward_head << ":  # from the result's gradient (ones)"
+      << (two_levels ? "; level 2: the gradient of all of it" : "") << "\n";
+  if (two_levels) p.set_rule_note("level 2");
   p.body(df);
   std::string grads;
   for (size_t i = 0; i < df.outputs().size(); ++i)

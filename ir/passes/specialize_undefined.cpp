@@ -38,7 +38,7 @@ bool schema_returns_tensor(const Node* n, size_t i) {
 
 class UndefinedSpecializer {
  public:
-  explicit UndefinedSpecializer(Graph& g) : g_(g) {}
+  UndefinedSpecializer(Graph& g, bool keep_rules) : g_(g), keep_rules_(keep_rules) {}
 
   bool run() {
     run_block(g_.block());
@@ -104,7 +104,7 @@ class UndefinedSpecializer {
         visit_any_defined(n);
         break;
       case OpId::GradOf:
-        if (runs_surely(n)) return inline_grad_of(n);
+        if (runs_surely(n) && !keep_rules_) return inline_grad_of(n);
         drop_undefined_inputs(n);
         break;
       default:
@@ -210,12 +210,15 @@ class UndefinedSpecializer {
   }
 
   Graph& g_;
+  bool keep_rules_;
   std::unordered_map<const Value*, bool> known_;
   bool changed_ = false;
 };
 
 }  // namespace
 
-bool specialize_undefined(Graph& g) { return UndefinedSpecializer(g).run(); }
+bool specialize_undefined(Graph& g) { return UndefinedSpecializer(g, false).run(); }
+
+bool specialize_undefined_keeping_rules(Graph& g) { return UndefinedSpecializer(g, true).run(); }
 
 }  // namespace tsl

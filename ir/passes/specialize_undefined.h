@@ -35,5 +35,9 @@ namespace tsl {
 // zeros (or U when `like` is undefined).
 // Returns whether it changed g.
 bool specialize_undefined(Graph& g);
+// The same, except that a GradOf that certainly runs keeps its block: the specialized
+// gradient view shows each rule as one (Note [The specialized gradient view] in
+// frontend/gradient_view.cpp).
+bool specialize_undefined_keeping_rules(Graph& g);
 
 }  // namespace tsl

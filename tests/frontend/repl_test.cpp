@@ -469,7 +469,8 @@ TEST(ReplGradView, ValuesFollowTheNumbersThroughTheBackward) {
 }
 
 // Grad of grad: the forward computes the first gradient (its values named as in f's
-// backward), the backward differentiates it; both levels' rules are labelled.
+// backward, its rules shown as GradOf blocks again), the backward differentiates it;
+// both levels' rules are labelled.
 TEST(ReplGradView, GradOfGradFitsItsBudget) {
   Session s =
       run("import torch\nfrom functorch import grad\ndef f(x):\n    return torch.sin(x).sum()\n\n"
@@ -481,7 +482,12 @@ TEST(ReplGradView, GradOfGradFitsItsBudget) {
   ASSERT_NE(second, std::string::npos) << s.out;
   std::string of_g = s.out.substr(0, second), of_df = s.out.substr(second);
   EXPECT_LE(count_lines(of_g), 60u) << of_g;
-  EXPECT_NE(of_g.find("%5 : Tensor[3] = cos(%x)  # 2:12\n"), std::string::npos) << of_g;
+  // Each level's rules are labelled: f's in the forward (the gradient g computes),
+  // g's in the backward.
+  EXPECT_NE(of_g.find("level 1: the gradient it computes"), std::string::npos) << of_g;
+  EXPECT_NE(of_g.find("= GradOf[op='sin', line=2](%3)  # level 1\n"), std::string::npos) << of_g;
+  EXPECT_NE(of_g.find(" = cos(%x)  # 2:12\n"), std::string::npos) << of_g;
+  EXPECT_NE(of_g.find("= GradOf[op='cos', line=2](%12)  # level 2\n"), std::string::npos) << of_g;
   EXPECT_NE(of_g.find("g.backward(%dg : Tensor[]):"), std::string::npos) << of_g;
   EXPECT_NE(of_g.find("GradOf[op='cos', line=2]"), std::string::npos) << of_g;
   EXPECT_NE(of_df.find("df.backward(%ddf : Tensor[3]):"), std::string::npos) << of_df;
