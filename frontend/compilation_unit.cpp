@@ -7,10 +7,10 @@
 #include <set>
 
 #include "frontend/emitter.h"
+#include "frontend/gradient_view.h"
 #include "frontend/parser.h"
 #include "ir/autodiff/differentiate.h"
 #include "ir/autodiff/forward_mode.h"
-#include "ir/dot.h"
 #include "ir/passes/constant_folding.h"
 #include "ir/passes/dead_code_elimination.h"
 #include "ir/passes/fuse_elementwise.h"
@@ -546,15 +546,16 @@ std::string CompilationUnit::gradient_text(FunctionDecl& decl, std::vector<size_
   }
   size_t num_seeds = 0;
   autodiff::Gradient gradient = gradient_graphs(decl, wrt, use, &num_seeds);
+  std::string names;
+  for (size_t i : wrt) names += (names.empty() ? "" : ", ") + decl.param_names[i];
   if (dot) {
     if (view == GraphView::Optimized) {
       optimize_for_view(*gradient.f);
       optimize_for_view(*gradient.df);
     }
-    return gradient_to_dot(*gradient.f, *gradient.df, gradient.num_real_outputs, num_seeds);
+    return gradient_picture(*gradient.f, *gradient.df, gradient.num_real_outputs, num_seeds,
+                            decl.name, names);
   }
-  std::string names;
-  for (size_t i : wrt) names += (names.empty() ? "" : ", ") + decl.param_names[i];
   std::string out;
   out += "# " + decl.name + ".forward returns " + std::to_string(gradient.num_real_outputs) +
          " result(s), then " + std::to_string(gradient.num_captures) +

@@ -564,6 +564,80 @@ class PictureWriter {
   size_t counter_ = 0;
 };
 
+// The view of forward `f` and backward `df` (df's first `num_seeds` inputs are the
+// incoming gradients, the others the values f returns after its `num_real_outputs`
+// results): the text, or with `picture` its drawing with the same names (Note [The
+// gradient picture]). `names`: the differentiated parameters, for the last comment.
+std::string render(const Graph& f, const Graph& df, size_t num_real_outputs, size_t num_seeds,
+                   const Values& values, const std::string& name, const std::vector<IValue>& args,
+                   const std::string& names, bool show_values, bool picture) {
+  std::ostringstream out;
+  ReadingPrinter p(out, values, show_values);
+  size_t num_captures = df.inputs().size() - num_seeds;
+  // The parameters with their shapes; a number or string argument with its value.
+  std::string params;
+  for (size_t i = 0; i < f.inputs().size(); ++i) {
+    params += (i ? ", " : "") + p.definitions({f.inputs()[i]});
+    if (i < args.size() && !args[i].is_tensor() && is_printable_constant(args[i]))
+      params += " = " + args[i].repr();
+  }
+  // Grad of grad: the forward computes a gradient, so it has rules of its own, the
+  // first level; the backward's differentiate them, the second. Each is labelled.
+  bool two_levels = false;
+  for (const Node* n : *f.block()) two_levels |= n->op() == OpId::GradOf;
+  out << name << ".forward(" << params << "):  # the result, and what the backward reads"
+      << (two_levels ? "; level 1: the gradient it computes" : "") << "\n";
+  if (two_levels) p.set_rule_note("level 1");
+  p.body(f);
+  std::string rets;
+  for (size_t i = 0; i < num_real_outputs; ++i) rets += (i ? ", " : "") + p.operand(f.outputs()[i]);
+  // The backward's names of the captures: the forward's.
+  std::string kept;
+  for (size_t i = 0; i < num_captures; ++i) {
+    const Value* param = df.inputs()[num_seeds + i];
+    if (param->uses().empty()) continue;
+    const Value* v = f.outputs()[num_real_outputs + i];
+    kept += (kept.empty() ? "" : ", ") + p.operand(v);
+    p.preset(param, p.name(v));
+  }
+  out << "  return (" << rets << ")" << (kept.empty() ? "" : "  # kept for the backward: " + kept)
+      << "\n";
+  // The incoming gradients: d<function> for a single result.
+  // The incoming gradients: d<name> (d<name><k> for several results); `dresult` when
+  // the name is not an identifier (`nn.linear`).
+  bool identifier =
+      !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  for (char c : name) identifier &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  std::string base = "d" + (identifier ? name : std::string("result"));
+  for (size_t i = 0; i < num_seeds; ++i) {
+    std::string seed = num_seeds == 1 ? base : base + std::to_string(i);
+    p.preset(df.inputs()[i], seed);
+  }
+  std::vector<Value*> seeds(df.inputs().begin(),
+                            df.inputs().begin() + static_cast<std::ptrdiff_t>(num_seeds));
+  std::string backward_head = name + ".backward(" + p.definitions(seeds) + ")";
+  out << backward_head << ":  # from the result's gradient (ones)"
+      << (two_levels ? "; level 2: the gradient of all of it" : "") << "\n";
+  if (two_levels) p.set_rule_note("level 2");
+  p.body(df);
+  std::string grads;
+  for (size_t i = 0; i < df.outputs().size(); ++i)
+    grads += (i ? ", " : "") + p.operand(df.outputs()[i]);
+  out << "  return (" << grads << ")  # the gradients of " << names << "\n";
+  if (!picture) return out.str();
+  // The picture, with the names the text gave (Note [The gradient picture]).
+  std::ostringstream dot;
+  dot << "digraph \"" << name << "\" {\n  rankdir=TB; newrank=true; nodesep=0.25; ranksep=0.3;\n"
+      << "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [color=gray30];\n";
+  PictureWriter w(dot, p);
+  w.graph(f, "fwd", name + ".forward(" + params + ")", {}, false, rets);
+  std::vector<bool> captured(df.inputs().size(), false);
+  for (size_t i = num_seeds; i < df.inputs().size(); ++i) captured[i] = true;
+  w.graph(df, "bwd", backward_head, captured, true, grads);
+  dot << "}\n";
+  return dot.str();
+}
+
 }  // namespace
 
 IValue evaluate_expression(CompilationUnit& unit, const ast::Expr& e) {
@@ -636,73 +710,10 @@ std::string specialized_gradient_text(CompilationUnit& unit, FunctionDecl& decl,
   Values df_values = settle(df, df_inputs);
   values.insert(df_values.begin(), df_values.end());
 
-  std::ostringstream out;
-  ReadingPrinter p(out, values, options.values);
   std::string names;
   for (size_t i : wrt) names += (names.empty() ? "" : ", ") + decl.param_names[i];
-  // The parameters with their shapes; a number or string argument with its value.
-  std::string params;
-  for (size_t i = 0; i < f.inputs().size(); ++i) {
-    params += (i ? ", " : "") + p.definitions({f.inputs()[i]});
-    if (i < args.size() && !args[i].is_tensor() && is_printable_constant(args[i]))
-      params += " = " + args[i].repr();
-  }
-  // Grad of grad: the forward computes a gradient, so it has rules of its own, the
-  // first level; the backward's differentiate them, the second. Each is labelled.
-  bool two_levels = false;
-  for (const Node* n : *f.block()) two_levels |= n->op() == OpId::GradOf;
-  out << name << ".forward(" << params << "):  # the result, and what the backward reads"
-      << (two_levels ? "; level 1: the gradient it computes" : "") << "\n";
-  if (two_levels) p.set_rule_note("level 1");
-  p.body(f);
-  std::string rets;
-  for (size_t i = 0; i < gradient.num_real_outputs; ++i)
-    rets += (i ? ", " : "") + p.operand(f.outputs()[i]);
-  // The backward's names of the captures: the forward's.
-  std::string kept;
-  for (size_t i = 0; i < gradient.num_captures; ++i) {
-    const Value* param = df.inputs()[num_seeds + i];
-    if (param->uses().empty()) continue;
-    const Value* v = f.outputs()[gradient.num_real_outputs + i];
-    kept += (kept.empty() ? "" : ", ") + p.operand(v);
-    p.preset(param, p.name(v));
-  }
-  out << "  return (" << rets << ")" << (kept.empty() ? "" : "  # kept for the backward: " + kept)
-      << "\n";
-  // The incoming gradients: d<function> for a single result.
-  // The incoming gradients: d<name> (d<name><k> for several results); `dresult` when
-  // the name is not an identifier (`nn.linear`).
-  bool identifier =
-      !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
-  for (char c : name) identifier &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  std::string base = "d" + (identifier ? name : std::string("result"));
-  for (size_t i = 0; i < num_seeds; ++i) {
-    std::string seed = num_seeds == 1 ? base : base + std::to_string(i);
-    p.preset(df.inputs()[i], seed);
-  }
-  std::vector<Value*> seeds(df.inputs().begin(),
-                            df.inputs().begin() + static_cast<std::ptrdiff_t>(num_seeds));
-  std::string backward_head = name + ".backward(" + p.definitions(seeds) + ")";
-  out << backward_head << ":  # from the result's gradient (ones)"
-      << (two_levels ? "; level 2: the gradient of all of it" : "") << "\n";
-  if (two_levels) p.set_rule_note("level 2");
-  p.body(df);
-  std::string grads;
-  for (size_t i = 0; i < df.outputs().size(); ++i)
-    grads += (i ? ", " : "") + p.operand(df.outputs()[i]);
-  out << "  return (" << grads << ")  # the gradients of " << names << "\n";
-  if (!options.picture) return out.str();
-  // The picture, with the names the text gave (Note [The gradient picture]).
-  std::ostringstream dot;
-  dot << "digraph \"" << name << "\" {\n  rankdir=TB; nodesep=0.25; ranksep=0.3;\n"
-      << "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [color=gray30];\n";
-  PictureWriter w(dot, p);
-  w.graph(f, "fwd", name + ".forward(" + params + ")", {}, false, rets);
-  std::vector<bool> captured(df.inputs().size(), false);
-  for (size_t i = num_seeds; i < df.inputs().size(); ++i) captured[i] = true;
-  w.graph(df, "bwd", backward_head, captured, true, grads);
-  dot << "}\n";
-  return dot.str();
+  return render(f, df, gradient.num_real_outputs, num_seeds, values, name, args, names,
+                options.values, options.picture);
 }
 
 std::string specialized_gradient_of_call(CompilationUnit& unit, const std::string& call,
@@ -720,6 +731,11 @@ std::string specialized_gradient_of_call(CompilationUnit& unit, const std::strin
   if (!decl) throw Error("no function named '" + name + "'");
   std::vector<IValue> args = evaluate_arguments(unit, call.substr(open + 1, close - open - 1));
   return specialized_gradient_text(unit, *decl, args, name, options);
+}
+
+std::string gradient_picture(const Graph& f, const Graph& df, size_t num_real_outputs,
+                             size_t num_seeds, const std::string& name, const std::string& names) {
+  return render(f, df, num_real_outputs, num_seeds, Values(), name, {}, names, false, true);
 }
 
 }  // namespace tsl

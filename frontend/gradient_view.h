@@ -36,6 +36,14 @@ std::string specialized_gradient_text(CompilationUnit& unit, FunctionDecl& decl,
 std::string specialized_gradient_of_call(CompilationUnit& unit, const std::string& call,
                                          const GradientViewOptions& options);
 
+// The general gradient graph of a function (for every shape) drawn as the
+// specialized view draws its own (`:dot grad f`, `tsl --dump=grad --format=dot`):
+// forward `f` and backward `df`, whose first `num_seeds` inputs are the incoming
+// gradients and the others the values f returns after its `num_real_outputs` results;
+// `names` lists the parameters differentiated.
+std::string gradient_picture(const Graph& f, const Graph& df, size_t num_real_outputs,
+                             size_t num_seeds, const std::string& name, const std::string& names);
+
 // The arguments `text` (what is between the parentheses of `f(x, w)`) evaluates to in
 // the session: each an expression over its variables.
 std::vector<IValue> evaluate_arguments(CompilationUnit& unit, const std::string& text);

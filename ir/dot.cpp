@@ -135,26 +135,4 @@ std::string graph_to_dot(const Graph& g) {
   return out.str();
 }
 
-std::string gradient_to_dot(const Graph& f, const Graph& df, size_t num_real_outputs,
-                            size_t num_seeds) {
-  std::ostringstream out;
-  out << "digraph \"" << escape(f.name()) << "\" {\n  node [fontname=\"Helvetica\"];\n"
-      << "  edge [fontname=\"Helvetica\"];\n  compound=true;\n";
-  DotWriter fw(out, "fwd", {"ellipse", "#dbe9ff"});
-  fw.write_graph(f, "forward: " + f.name());
-  DotWriter bw(out, "bwd", {"box", "#ffd9b3"});
-  bw.write_graph(df, "backward: " + df.name());
-  // Captured values: forward output k (k >= num_real_outputs) is backward input
-  // num_seeds + (k - num_real_outputs).
-  for (size_t k = num_real_outputs; k < f.outputs().size(); ++k) {
-    std::string from = fw.source_of(f.outputs()[k]);
-    size_t input = num_seeds + (k - num_real_outputs);
-    if (from.empty() || input >= df.inputs().size()) continue;
-    out << "  " << from << " -> bwd_in" << input
-        << " [style=dashed, color=gray40, label=\"captured\", fontsize=9];\n";
-  }
-  out << "}\n";
-  return out.str();
-}
-
 }  // namespace tsl

@@ -144,9 +144,13 @@ TEST(Repl, DotDrawsGraphsAndGradientGraphs) {
   };
   EXPECT_NE(read(dir + "f_fwd.dot").find("digraph \"f\""), std::string::npos);
   std::string grad = read(dir + "f_grad.dot");
+  // Drawn as the specialized view is (Note [The gradient picture]): each rule a
+  // cluster titled with its line, the backward laid out bottom-up, captured values
+  // as stubs beside their readers.
   EXPECT_NE(grad.find("subgraph cluster_bwd"), std::string::npos) << grad;
-  EXPECT_NE(grad.find("label=\"grad of mul (line 2)\""), std::string::npos) << grad;
-  EXPECT_NE(grad.find("label=\"captured\""), std::string::npos) << grad;
+  EXPECT_NE(grad.find("= GradOf[op='mul', line=2](%"), std::string::npos) << grad;
+  EXPECT_NE(grad.find("[dir=back]"), std::string::npos) << grad;
+  EXPECT_NE(grad.find("(forward)"), std::string::npos) << grad;
 }
 
 TEST(Repl, ResetForgetsEverything) {
