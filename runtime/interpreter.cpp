@@ -859,6 +859,9 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
                 std::chrono::steady_clock::now() - t0);
             profiler->record(inst.node, static_cast<uint64_t>(ns.count()));
           }
+          if (g_interrupt_requested.load(std::memory_order_relaxed) &&
+              g_interrupt_requested.exchange(false))
+            TSL_ERROR("KeyboardInterrupt");
           break;
         }
         case Instruction::Kind::Copy:

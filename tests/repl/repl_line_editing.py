@@ -137,6 +137,15 @@ def main():
                           "were not run")
             check("an error stops a paste", shown, "1 pasted line(s) after it were not run",
                   absent="not run\n")
+            # Ctrl-C during one long kernel (nothing loops to look at the flag): the
+            # statement stops when the kernel returns, before its result is assigned.
+            mark = len(t.screen)
+            t.write(b"big = torch.ones(8000, 8000) @ torch.ones(8000, 8000)\r")
+            time.sleep(0.3)
+            Session.write(t, CTRL_C)
+            t.wait_for(b"KeyboardInterrupt", mark)
+            check("a long kernel's statement after ctrl-c",
+                  t.run(b"print(big)\r", "is not defined"), "name 'big' is not defined")
             # Ctrl-C during a top-level loop stops it and keeps what it assigned, as
             # Python does (Note [Top-level assignments survive errors]).
             t.type(b"n = 0\r")
