@@ -19,6 +19,7 @@
 #include "ir/passes/pipeline_trace.h"
 #include "runtime/kernels/output.h"
 #include "runtime/tensor/grad_mode.h"
+#include "runtime/tensor/interrupt.h"
 
 namespace tsl {
 namespace {
@@ -95,6 +96,7 @@ std::vector<IValue> run_with_grad_mode_restored(Function& fn, std::vector<IValue
 
 void CompilationUnit::run_statement(const std::shared_ptr<ast::Module>& module,
                                     const ast::Stmt& stmt, bool repl_mode) {
+  StatementTimer timer;  // tsl --timeout (Note [Interrupts] in runtime/tensor/interrupt.h)
   switch (stmt.kind) {
     case ast::StmtKind::FunctionDef:
       define_function(module, ast::as<ast::FunctionDef>(stmt));

@@ -1,5 +1,6 @@
 // Statements and control flow of the emitter; see Note [Emitting control flow].
 #include "frontend/emitter.h"
+#include "runtime/tensor/interrupt.h"
 
 #include <algorithm>
 #include <functional>
@@ -589,6 +590,15 @@ bool Emitter::emit_stmts(const ast::Body& body, size_t first) {
 
 bool Emitter::emit_stmt(const ast::Body& body, size_t i) {
   const ast::Stmt& s = *body[i];
+  // Ctrl-C or --timeout while a long program compiles: the error points at the
+  // statement the compiler had reached.
+  if (g_interrupt_requested.load(std::memory_order_relaxed)) {
+    try {
+      raise_pending_interrupt();
+    } catch (const Error& e) {
+      runtime_error(s.range, e.what());
+    }
+  }
   compound_depth_ += (s.kind == ast::StmtKind::While || s.kind == ast::StmtKind::For ||
                       s.kind == ast::StmtKind::With);
   struct DepthGuard {

@@ -65,18 +65,32 @@ std::string SourceRange::location() const {
 std::string SourceRange::excerpt() const {
   if (!valid()) return "";
   std::string_view text = source->line_text(line);
+  // A very long line (generated code, a pasted list) shows a window of it around
+  // the caret, cut ends marked "...", so the caret is on the screen.
+  constexpr uint32_t kMaxColumns = 160, kBefore = 60, kWindow = 140;
+  uint32_t columns = 0;
+  for (unsigned char ch : text) columns += (ch & 0xC0) != 0x80;
+  uint32_t lo = 0, hi = columns;
+  if (columns > kMaxColumns) {
+    lo = col > kBefore ? col - kBefore : 0;
+    hi = std::min(columns, lo + kWindow);
+    lo = hi - std::min(hi, kWindow);
+  }
+  size_t first = byte_offset_of_col(text, lo), last_byte = byte_offset_of_col(text, hi);
+  std::string shown = (lo > 0 ? "..." : "") + std::string(text.substr(first, last_byte - first)) +
+                      (hi < columns ? "..." : "");
   // Tabs are kept in the caret line so that the caret lines up under the code.
   size_t start = byte_offset_of_col(text, col);
-  std::string caret;
-  for (size_t i = 0; i < start && i < text.size(); ++i) {
+  std::string caret = lo > 0 ? "   " : "";
+  for (size_t i = first; i < start && i < text.size(); ++i) {
     unsigned char ch = static_cast<unsigned char>(text[i]);
     if ((ch & 0xC0) == 0x80) continue;
     caret += text[i] == '\t' ? '\t' : ' ';
   }
   caret += '^';
-  uint32_t last = end_line == line ? end_col : static_cast<uint32_t>(text.size());
-  for (uint32_t c = col + 1; c < last; ++c) caret += '~';
-  return "    " + std::string(text) + "\n    " + caret + "\n";
+  uint32_t last = end_line == line ? end_col : static_cast<uint32_t>(columns);
+  for (uint32_t c = col + 1; c < last && c < hi; ++c) caret += '~';
+  return "    " + shown + "\n    " + caret + "\n";
 }
 
 SourceError::SourceError(Kind kind, SourceRange range, std::string message,

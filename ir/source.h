@@ -46,7 +46,8 @@ struct SourceRange {
   // "file:3:5" (1-based column), or "" without a source.
   std::string location() const;
   // The source line, then a caret line marking the range ("    ^~~~"), each ending
-  // in a newline; "" without a source.
+  // in a newline; "" without a source. A line of more than 160 columns shows 140 of
+  // them around the caret, cut ends marked "...".
   std::string excerpt() const;
 };
 

@@ -24,8 +24,6 @@
 
 namespace tsl {
 
-std::atomic<bool> g_interrupt_requested{false};
-
 namespace {
 
 // The input register of a stage input that nothing reads: the value is dropped.
@@ -859,9 +857,7 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
                 std::chrono::steady_clock::now() - t0);
             profiler->record(inst.node, static_cast<uint64_t>(ns.count()));
           }
-          if (g_interrupt_requested.load(std::memory_order_relaxed) &&
-              g_interrupt_requested.exchange(false))
-            TSL_ERROR("KeyboardInterrupt");
+          check_interrupt();
           break;
         }
         case Instruction::Kind::Copy:
@@ -877,8 +873,7 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
           }
           break;
         case Instruction::Kind::Jump:
-          if (inst.target <= pc && g_interrupt_requested.exchange(false))
-            TSL_ERROR("KeyboardInterrupt");
+          if (inst.target <= pc) check_interrupt();
           pc = inst.target;
           continue;
         case Instruction::Kind::LoopTest: {
@@ -895,7 +890,7 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
           break;
         }
         case Instruction::Kind::Call: {
-          if (g_interrupt_requested.exchange(false)) TSL_ERROR("KeyboardInterrupt");
+          check_interrupt();
           if (inst.record) {
             KernelArgs args(regs, idx + inst.inputs, inst.num_inputs, idx + inst.outputs,
                             inst.num_outputs);

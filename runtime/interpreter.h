@@ -12,6 +12,7 @@
 #include "ir/ir.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/memory_planner.h"
+#include "runtime/tensor/interrupt.h"
 
 namespace tsl {
 
@@ -172,12 +173,5 @@ class InterpreterState {
   // the last returns; null when the run is unplanned.
   IntrusivePtr<MemoryRun> memory_;
 };
-
-// Set from a signal handler (Ctrl-C); the interpreter checks it at every loop back
-// edge and call, and after every kernel (a relaxed load), and raises
-// "KeyboardInterrupt". A kernel that is running finishes first (as in PyTorch, whose
-// ops do not look at signals): a Ctrl-C during a long matrix product stops the
-// statement when the product returns, before its result is assigned.
-extern std::atomic<bool> g_interrupt_requested;
 
 }  // namespace tsl

@@ -67,6 +67,8 @@ const char* kUsage =
     "                   read IR text (what --dump=ir prints), run the named passes\n"
     "                   (the verifier after each), print the result (passes below)\n"
     "  --threads N      use N threads for large kernels (default: all cores)\n"
+    "  --timeout S      stop any top-level statement (REPL input, script line) that runs\n"
+    "                   longer than S seconds, with a TimeoutError (for teaching sessions)\n"
     "  --device D       the default device for new tensors: cpu or cuda\n"
     "  --version        print the version and exit\n"
     "  --help           print this help and exit\n"
@@ -427,6 +429,15 @@ int run_command_line(const std::vector<std::string>& args) {
         return kExitCompileError;
       }
       o.grad_call = a == "--args" ? args[++i] : a.substr(7);
+    } else if (a == "--timeout" || a.starts_with("--timeout=")) {
+      std::string v = a == "--timeout" ? (i + 1 < args.size() ? args[++i] : "") : a.substr(10);
+      char* end = nullptr;
+      double seconds = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(seconds > 0) || seconds > 1e6) {
+        std::cerr << "tsl: error: --timeout needs a number of seconds > 0, as in --timeout 5\n";
+        return kExitCompileError;
+      }
+      set_statement_timeout(seconds);
     } else if (a == "--values") {
       o.values = true;
     } else if (a == "--profile") {

@@ -9,6 +9,7 @@
 #include "ir/passes/propagate_shapes.h"
 #include "ir/passes/simplify.h"
 #include "ir/passes/specialize_undefined.h"
+#include "runtime/tensor/interrupt.h"
 
 namespace tsl {
 namespace {
@@ -55,6 +56,7 @@ bool run_pipeline(Graph& g, const PassObserver& observer, bool eager) {
     bool changed = false;
     for (const PipelineStep& step : kPipeline) {
       if (eager && (step.name == "cse" || step.name == "licm")) continue;
+      check_interrupt();  // Ctrl-C or --timeout during a long compilation
       bool step_changed = run_one(g, step);
       if (observer) observer(step.name, round, step_changed, g);
       changed |= step_changed;

@@ -19,6 +19,33 @@ std::string error_of(const std::string& code) {
   return "ok";
 }
 
+// An error on a very long line shows a window of the line around the caret, cut ends
+// marked, instead of the whole line (issue 21).
+TEST(SyntaxErrors, ALongLineShowsAWindowAroundTheCaret) {
+  auto excerpt = [](const std::string& line, uint32_t col, uint32_t width) {
+    auto source = std::make_shared<Source>("t.tsl", line + "\n");
+    SourceRange r{source, 1, col, 1, col + width};
+    return r.excerpt();
+  };
+  std::string items;
+  for (int i = 0; i < 400; ++i) items += "a" + std::to_string(i % 10) + ", ";
+  std::string line = "x = [" + items + "zz]";  // zz at column 1606 (0-based 1605)
+  size_t zz = line.find("zz");
+  std::string end = excerpt(line, static_cast<uint32_t>(zz), 2);
+  EXPECT_EQ(end, "    ..." + line.substr(line.size() - 140) + "\n    " +
+                     std::string(3 + 140 - 3, ' ') + "^~\n")
+      << end;
+  std::string start = excerpt(line, 4, 1);  // the '['
+  EXPECT_EQ(start, "    " + line.substr(0, 140) + "...\n        ^\n") << start;
+  std::string middle = excerpt(line, 800, 2);
+  EXPECT_EQ(middle, "    ..." + line.substr(740, 140) + "...\n    " + std::string(63, ' ') + "^~\n")
+      << middle;
+  // A line of up to 160 columns shows whole.
+  std::string short_line = "y = " + std::string(150, 'b');
+  EXPECT_EQ(excerpt(short_line, 4, 150),
+            "    " + short_line + "\n        ^" + std::string(149, '~') + "\n");
+}
+
 TEST(SyntaxErrors, Brackets) {
   EXPECT_EQ(error_of("x = (1,\ny = 2\n"), "1:5: '(' was never closed");
   EXPECT_EQ(error_of("f(a, [1, 2)\n"),

@@ -571,6 +571,35 @@ TEST(CommandLine, TheTwoLayerNetsGradientGraphShrinks) {
   EXPECT_EQ(count_of(opt.out, "GradOf["), count_of(grad.out, "GradOf["));
 }
 
+// Issue 21: --timeout S stops a statement that runs longer than S seconds (a loop, or
+// a compilation: a 20,000-branch elif chain takes seconds to compile) with a located
+// TimeoutError; a bad value is a usage error.
+TEST(CommandLine, TimeoutStopsALongStatement) {
+  fs::path forever = write_temp("forever.tsl", "n = 0\nwhile True:\n    n += 1\n");
+  Result loop = tsl("--timeout 0.3 " + quote(forever.string()));
+  EXPECT_EQ(loop.status, 1) << loop.err;
+  EXPECT_NE(loop.err.find("error: TimeoutError: the statement ran longer than its time limit "
+                          "(--timeout 0.3 s)"),
+            std::string::npos)
+      << loop.err;
+  std::string chain = "x = 5\nif x == 0:\n    y = 0\n";
+  for (int i = 1; i < 20000; ++i)
+    chain += "elif x == " + std::to_string(i) + ":\n    y = " + std::to_string(i) + "\n";
+  fs::path program = write_temp("long_elif.tsl", chain + "print(y)\n");
+  Result compile = tsl("--timeout=0.3 " + quote(program.string()));
+  EXPECT_EQ(compile.status, 1) << compile.err;
+  EXPECT_NE(compile.err.find("long_elif.tsl:"), std::string::npos) << compile.err;
+  EXPECT_NE(compile.err.find("TimeoutError"), std::string::npos) << compile.err;
+  Result fine = tsl("--timeout 5 -c 'print(sum([i for i in range(1000)]))'");
+  EXPECT_EQ(fine.status, 0) << fine.err;
+  EXPECT_EQ(fine.out, "499500\n");
+  for (const char* bad : {"--timeout 0", "--timeout -1", "--timeout abc", "--timeout"}) {
+    Result r = tsl(std::string(bad) + " -c 'print(1)'");
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find("--timeout needs a number of seconds > 0"), std::string::npos) << bad;
+  }
+}
+
 // Issue 19: `--dump=grad --args 'F(ARGS)'` is the REPL's `:grad F(ARGS)`: one
 // function's gradient specialized to arguments over the program's variables (its
 // shapes in the types, the bookkeeping gone), `--values` with each value.

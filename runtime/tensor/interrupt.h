@@ -1,0 +1,38 @@
+// Ctrl-C and --timeout: a flag that the SIGINT handler, or the statement watchdog, sets
+// and that long-running code polls. See Note [Interrupts] in interrupt.cpp.
+#pragma once
+
+#include <atomic>
+
+namespace tsl {
+
+// Set from a signal handler (Ctrl-C) or when a statement's time limit passes.
+extern std::atomic<bool> g_interrupt_requested;
+
+// Throws the pending interrupt's error, clearing the flag: "KeyboardInterrupt", or
+// for a statement that ran out of its --timeout a TimeoutError saying so. Returns
+// when none is pending (a relaxed load: cheap enough for every kernel).
+void raise_pending_interrupt();
+inline void check_interrupt() {
+  if (g_interrupt_requested.load(std::memory_order_relaxed)) raise_pending_interrupt();
+}
+
+// The time limit of each top-level statement in seconds (tsl --timeout); 0: none.
+void set_statement_timeout(double seconds);
+double statement_timeout();
+
+// While one lives, the statement it covers runs under the time limit: when the limit
+// passes, the watchdog sets the interrupt flag (and the error says why). Nested
+// timers (a statement run by a statement, as :time runs one) keep the outer limit.
+class StatementTimer {
+ public:
+  StatementTimer();
+  ~StatementTimer();
+  StatementTimer(const StatementTimer&) = delete;
+  StatementTimer& operator=(const StatementTimer&) = delete;
+
+ private:
+  bool armed_ = false;
+};
+
+}  // namespace tsl
