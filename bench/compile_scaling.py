@@ -7,6 +7,11 @@ Shapes: an if/elif chain of N branches (each a return), a function of N straight
 statements, and a chain of N calls differentiated by grad.
 
     bench/compile_scaling.py --tsl build/release/tsl [--sizes 1000,2000,4000]
+    bench/compile_scaling.py --sizes 2000,8000 --max-ratio 10   # the suite's check
+
+--max-ratio R fails (exit 1) when a size's time over the previous one's exceeds R:
+from 2,000 to 8,000, linear growth is 4 and quadratic 16, so R = 10 tells them apart
+on a loaded machine (CompileScaling.LinearInProgramSize in the suite).
 """
 import argparse
 import os
@@ -70,7 +75,9 @@ def main():
     ap.add_argument("--tsl", default="build/release/tsl")
     ap.add_argument("--sizes", default="1000,2000,4000")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--max-ratio", type=float, default=None)
     args = ap.parse_args()
+    failed = []
     sizes = [int(s) for s in args.sizes.split(",")]
     print("%-22s %8s %10s %8s" % ("program", "N", "seconds", "t(N)/t(N/2)"))
     for name, make in SHAPES.items():
@@ -79,8 +86,14 @@ def main():
             t = seconds(args.tsl, make(n), args.repeat)
             ratio = "" if prev is None else "%.2f" % (t / prev)
             print("%-22s %8d %10.3f %8s" % (name, n, t, ratio))
+            if prev is not None and args.max_ratio and t / prev > args.max_ratio:
+                failed.append("%s: %.2f > %.2f at N = %d" % (name, t / prev, args.max_ratio, n))
             prev = t
+    if failed:
+        print("FAIL: compile time grows faster than allowed:\n  " + "\n  ".join(failed))
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -110,8 +110,12 @@ void CompilationUnit::run_statement(const std::shared_ptr<ast::Module>& module,
   }
   std::vector<std::string> inputs, outputs;
   std::vector<std::pair<std::string, TypePtr>> published;
-  std::shared_ptr<Graph> graph =
-      compile_statement(module, stmt, repl_mode, &inputs, &outputs, &published);
+  std::shared_ptr<Graph> graph;
+  try {
+    graph = compile_statement(module, stmt, repl_mode, &inputs, &outputs, &published);
+  } catch (const InterruptError& e) {
+    runtime_error(stmt.range, e.what());  // Ctrl-C or --timeout while it compiled
+  }
   if (graph->block()->empty() && outputs.empty()) return;  // pass, annotations
   std::vector<IValue> args;
   args.reserve(inputs.size());
@@ -135,7 +139,13 @@ void CompilationUnit::run_statement(const std::shared_ptr<ast::Module>& module,
       forget_from_import(scope_ + name);
       set_global(scope_ + name, std::move(sink.values[slot]), type);
     }
-    throw;
+    try {
+      throw;
+    } catch (const InterruptError& e) {
+      // Raised before any instruction ran (while the statement's code was optimized):
+      // the statement is its location.
+      runtime_error(stmt.range, e.what());
+    }
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string& name = outputs[i];
@@ -174,12 +184,15 @@ void CompilationUnit::define_function(const std::shared_ptr<ast::Module>& module
   }
   std::shared_ptr<FunctionDecl> decl = declare(module, def);
   forget_from_import(decl->name);
+  bool redefined = functions_.count(decl->name) > 0;
   globals_.erase(decl->name);
   imports_.erase(decl->name);
   functions_[decl->name] = std::move(decl);
   if (defining_new_names_) return;
   ++generation_;
-  drop_stale_versions();
+  // Nothing compiled since the last drop and no function replaced: nothing is stale
+  // (a script of 4,000 defs walked every function at each def: quadratic).
+  if (redefined || compiled_since_drop_) drop_stale_versions();
 }
 
 // Every compiled version is of an older generation now and is never used again (a
@@ -187,6 +200,7 @@ void CompilationUnit::define_function(const std::shared_ptr<ast::Module>& module
 // redefines a function keeps every version of every function and transform compiled
 // since (a redefined f with grad(f) called after each definition: ~44 KB each).
 void CompilationUnit::drop_stale_versions() {
+  compiled_since_drop_ = false;
   for (const auto& [name, d] : functions_) d->compiled.clear();
   for (const auto& d : transforms_) d->compiled.clear();
   for (const auto& [name, d] : builtin_values_) d->compiled.clear();
@@ -366,6 +380,7 @@ const FunctionDecl::Compiled& CompilationUnit::compile_function(FunctionDecl& de
   c.hidden_types = emitter.global_input_types();
   c.generation = generation_;
   decl.compiled.push_back(std::move(c));
+  compiled_since_drop_ = true;
   return decl.compiled.back();
 }
 
@@ -753,6 +768,7 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
   c.generation = generation_;
   c.constant_args = constants;
   decl.compiled.push_back(std::move(c));
+  compiled_since_drop_ = true;
   return decl.compiled.back();
 }
 

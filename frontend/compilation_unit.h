@@ -296,6 +296,7 @@ class CompilationUnit {
   // Set while stdlib/torch_functional.tsl loads in the middle of a compilation: its new
   // qualified names make nothing compiled stale (Note [torch.nn.functional in TSL]).
   bool defining_new_names_ = false;
+  bool compiled_since_drop_ = false;  // a version was compiled since drop_stale_versions
   std::ostream* echo_;
 };
 

@@ -233,7 +233,7 @@ std::string line_of(const SourceRange& r) {
 // ---- Scope -------------------------------------------------------------------------------
 
 Binding* Scope::find(const std::string& name) {
-  for (Scope* s = this; s != nullptr; s = s->parent_) {
+  for (Scope* s = this; s != nullptr; s = s->lookup_parent_) {
     auto r = s->refined_.find(name);
     if (r != s->refined_.end()) return &r->second;
     auto it = s->vars_.find(name);
@@ -595,7 +595,7 @@ bool Emitter::emit_stmt(const ast::Body& body, size_t i) {
   if (g_interrupt_requested.load(std::memory_order_relaxed)) {
     try {
       raise_pending_interrupt();
-    } catch (const Error& e) {
+    } catch (const InterruptError& e) {
       runtime_error(s.range, e.what());
     }
   }

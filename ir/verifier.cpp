@@ -29,6 +29,7 @@ class Verifier {
     auto define = [&](const Value* v, const Node* n) {
       if (!v->type()) fail(n, "value %" + std::to_string(v->unique()) + " has no type");
       if (in_scope(v)) fail(n, "value defined twice");
+      check_uses(v, n);
       set_in_scope(v, true);
       defined_here.push_back(v);
     };
@@ -48,9 +49,35 @@ class Verifier {
       }
     }
     check_inputs(b->return_node());
-    for (const Value* v : defined_here) set_in_scope(v, false);
+    // Every use of a value is in its scope, so each was counted by now: as many
+    // inputs read it as its use list has entries, each valid and none twice
+    // (check_uses), so the list is exactly its readers.
+    for (const Value* v : defined_here) {
+      if (reads_[v->unique()] != v->uses().size()) {
+        fail(v->node(), "value %" + std::to_string(v->unique()) + " is read by " +
+                            std::to_string(reads_[v->unique()]) + " input(s) but has " +
+                            std::to_string(v->uses().size()) + " use(s)");
+      }
+      set_in_scope(v, false);
+    }
   }
 
+  // Each use points at an input that reads the value, and no use is listed twice.
+  void check_uses(const Value* v, const Node* n) {
+    std::vector<std::pair<const Node*, size_t>> seen;
+    seen.reserve(v->uses().size());
+    for (const Use& u : v->uses()) {
+      if (u.offset >= u.user->inputs().size() || u.user->input(u.offset) != v)
+        fail(n, "a use of %" + std::to_string(v->unique()) + " does not point at an input");
+      seen.emplace_back(u.user, u.offset);
+    }
+    std::sort(seen.begin(), seen.end());
+    if (std::adjacent_find(seen.begin(), seen.end()) != seen.end())
+      fail(n, "a use of %" + std::to_string(v->unique()) + " is listed twice");
+  }
+
+  // Each input is in scope; the reads are counted against the value's uses when it
+  // goes out of scope (scanning the uses here made a value read by N nodes cost N^2).
   void check_inputs(const Node* n) {
     for (size_t i = 0; i < n->inputs().size(); ++i) {
       const Value* v = n->input(i);
@@ -58,9 +85,7 @@ class Verifier {
         fail(n, "input " + std::to_string(i) + " (%" + std::to_string(v->unique()) +
                     ") is not defined before its use");
       }
-      bool found = false;
-      for (const Use& u : v->uses()) found |= (u.user == n && u.offset == i);
-      if (!found) fail(n, "input " + std::to_string(i) + " is missing from its value's uses");
+      ++reads_[v->unique()];
     }
   }
 
@@ -148,12 +173,17 @@ class Verifier {
     return v->unique() < scope_.size() && scope_[v->unique()] && v->owning_graph() == &graph_;
   }
   void set_in_scope(const Value* v, bool on) {
-    if (v->unique() >= scope_.size()) scope_.resize(std::max(v->unique() + 1, 2 * scope_.size()));
+    if (v->unique() >= scope_.size()) {
+      scope_.resize(std::max(v->unique() + 1, 2 * scope_.size()));
+      reads_.resize(scope_.size());
+    }
     scope_[v->unique()] = on;
+    reads_[v->unique()] = 0;
   }
 
   const Graph& graph_;
   std::vector<bool> scope_;
+  std::vector<size_t> reads_;  // per value in scope: the inputs seen reading it
 };
 
 }  // namespace

@@ -98,6 +98,11 @@ bool is_barrier(const Node* n, std::vector<int8_t>& memo) {
   return false;
 }
 
+// The most ops one FusionGroup takes: a longer chain is cut into groups of this many
+// (each group's program has a 4 KiB chunk register per step, and a chain of 12,000
+// ops in one group spent its time compiling and page-faulting those).
+constexpr size_t kMaxGroupOps = 256;
+
 struct Group {
   std::vector<Node*> members;
   // Nodes of the block that read a member's value and were outside the group when
@@ -164,7 +169,11 @@ class BlockFuser {
     for (const Value* v : n->inputs()) {
       Group* other = group_of(v->node());
       if (other == nullptr || other == g || !other->open) continue;
+      if (g->members.size() + other->members.size() > kMaxGroupOps) continue;
       if (!can_merge(*g, *other, n)) continue;
+      // The smaller group joins the larger: a chain of n ops grows one group, and
+      // copying it into each new node's group made fusion quadratic.
+      if (other->members.size() > g->members.size()) std::swap(g, other);
       for (Node* m : other->members) {
         g->members.push_back(m);
         tables_.group[m->id()] = g;

@@ -28,7 +28,8 @@ const Node* closure_source(const Value* v) {
 // Inlines the calls of one block; returns whether any was inlined.
 bool inline_block(Graph& g, Block* b, const CalleeGraph& callee) {
   bool changed = false;
-  for (Node* n : *b) {
+  for (Node *n = b->param_node()->next(), *next = nullptr; n != b->return_node(); n = next) {
+    next = n->next();
     for (Block* nb : n->blocks()) changed |= inline_block(g, nb, callee);
     // A call of a function, or of a closure whose MakeClosure is in this graph (the
     // vjp_fn of a vjp inlined here): its inputs are the arguments, then the captures.
@@ -55,6 +56,9 @@ bool inline_block(Graph& g, Block* b, const CalleeGraph& callee) {
     holder->insert_before(n);
     Block* scratch = holder->add_block();
     std::vector<Value*> results = g.clone_block_into(body->block(), scratch, map);
+    // The scan goes on at the first inlined node, so calls the body makes are inlined
+    // in this pass too: a chain of n calls took n passes over a growing block.
+    next = scratch->empty() ? n->next() : *scratch->begin();
     while (!scratch->empty()) (*scratch->begin())->move_before(holder);
     holder->destroy();
     if (n->outputs().size() == 1 && results.size() == 1) {

@@ -98,10 +98,11 @@ thread_local uint64_t t_ticket = 0;
 void raise_pending_interrupt() {
   if (!g_interrupt_requested.exchange(false)) return;
   if (g_timed_out.exchange(false)) {
-    TSL_ERROR("TimeoutError: the statement ran longer than its time limit (--timeout ",
-              g_timeout_seconds, " s)");
+    throw InterruptError(
+        str("TimeoutError: the statement ran longer than its time limit (--timeout ",
+            g_timeout_seconds, " s)"));
   }
-  TSL_ERROR("KeyboardInterrupt");
+  throw InterruptError("KeyboardInterrupt");
 }
 
 void set_statement_timeout(double seconds) { g_timeout_seconds = seconds > 0 ? seconds : 0; }

@@ -3,8 +3,18 @@
 #pragma once
 
 #include <atomic>
+#include <string>
+
+#include "runtime/tensor/error.h"
 
 namespace tsl {
+
+// KeyboardInterrupt, or a statement's TimeoutError: raised where the flag is polled,
+// which may be in the middle of compiling (the statement is its location then).
+class InterruptError : public Error {
+ public:
+  explicit InterruptError(std::string message) : Error(std::move(message)) {}
+};
 
 // Set from a signal handler (Ctrl-C) or when a statement's time limit passes.
 extern std::atomic<bool> g_interrupt_requested;
