@@ -549,9 +549,8 @@ class IRParser {
           fail(op_tok, "CallFunction needs a string attribute 'name'");
         return;
       case OpId::TupleIndex:
-        if (!n->has_attr("index") || !n->attr("index").is_int())
-          fail(op_tok, "TupleIndex needs an int attribute 'index'");
-        return;
+      case OpId::TupleUnpack:
+        return check_tuple_access(n, op_tok);
       case OpId::FusionGroup:
         return check_fusion_group(n, op_tok);
       default:
@@ -560,6 +559,39 @@ class IRParser {
     if (n->info().has(opflags::PRIM)) return;  // structural ops of other passes (GradOf)
     if (!n->blocks().empty()) fail(op_tok, op_tok.text + " takes no blocks");
     check_schema(n, op_tok, input_tokens);
+  }
+
+  // TupleIndex[index=k](t) and TupleUnpack(t): t is a tuple that has element k (or as
+  // many elements as outputs), and each output has its element's type. (Found by the
+  // IR fuzz target: an index past the end escaped as std::out_of_range from a pass.)
+  void check_tuple_access(Node* n, const Token& op_tok) {
+    if (n->inputs().size() != 1) fail(op_tok, op_tok.text + " takes 1 input");
+    const TypePtr& t = n->input(0)->type();
+    if (t->kind() != TypeKind::Tuple) fail(op_tok, op_tok.text + " takes a tuple, not " + t->str());
+    const std::vector<TypePtr>& elems = t->contained();
+    std::vector<size_t> which;
+    if (n->op() == OpId::TupleIndex) {
+      if (!n->has_attr("index") || !n->attr("index").is_int())
+        fail(op_tok, "TupleIndex needs an int attribute 'index'");
+      int64_t k = n->attr("index").to_int();
+      if (k < 0 || static_cast<size_t>(k) >= elems.size())
+        fail(op_tok, str("TupleIndex index ", k, " is out of range for ", t->str()));
+      if (n->outputs().size() != 1) fail(op_tok, "TupleIndex has 1 output");
+      which.push_back(static_cast<size_t>(k));
+    } else {
+      if (n->outputs().size() != elems.size())
+        fail(op_tok, str("TupleUnpack of ", t->str(), " has ", elems.size(), " outputs, got ",
+                         n->outputs().size()));
+      for (size_t i = 0; i < elems.size(); ++i) which.push_back(i);
+    }
+    for (size_t i = 0; i < which.size(); ++i) {
+      // (Function types are compared by how they print: each parsed one is distinct.)
+      TypePtr out = strip_refinements(n->output(i)->type()),
+              elem = strip_refinements(elems[which[i]]);
+      if (!out->equals(*elem) && out->str() != elem->str())
+        fail(op_tok, str("output ", i, " of ", op_tok.text, " must be ", elems[which[i]]->str(),
+                         ", not ", n->output(i)->type()->str()));
+    }
   }
 
   void check_schema(Node* n, const Token& op_tok, const std::vector<const Token*>& input_tokens) {

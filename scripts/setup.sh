@@ -16,6 +16,10 @@ fi
 if [ "${TSL_WITH_DATA:-0}" = 1 ]; then
   packages+=(python3-sklearn gnuplot-nox graphviz)
 fi
+# clang with libFuzzer, for scripts/fuzz (the fuzz targets' long runs).
+if [ "${TSL_WITH_FUZZER:-0}" = 1 ]; then
+  packages+=(clang)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -54,9 +54,26 @@ bool is_structural_for_vmap(OpId op) {
 
 namespace {
 
+// A FusionGroup is its block run in place (IR text may hold one: `--passes=fuse,vmap`):
+// batching sees the ops, as it does before the graph is fused.
+void inline_fusion_groups(Block* b) {
+  for (Node* n : *b) {
+    for (Block* inner : n->blocks()) inline_fusion_groups(inner);
+    if (n->op() != OpId::FusionGroup) continue;
+    Block* body = n->block(0);
+    for (size_t i = 0; i < body->params().size(); ++i)
+      body->params()[i]->replace_all_uses_with(n->input(i));
+    while (!body->empty()) (*body->begin())->move_before(n);
+    for (size_t i = 0; i < n->outputs().size(); ++i)
+      n->output(i)->replace_all_uses_with(body->returns()[i]);
+    n->destroy();
+  }
+}
+
 class Vmap : public BatchEmitter {
  public:
   Vmap(const Graph& f, const VmapSpec& spec) : spec_(spec), src_(f.clone()) {
+    inline_fusion_groups(src_->block());
     prepare_for_differentiation(*src_, {});
     remove_dead_nodes(*src_);  // a vjp's closure whose call was inlined, say
     std::vector<bool> batched_inputs;

@@ -8,8 +8,11 @@
 
 namespace tsl {
 
+ListImpl::ListImpl() = default;
 ListImpl::ListImpl(std::vector<IValue> v) : elements(std::move(v)) {}
+ListImpl::~ListImpl() = default;
 TupleImpl::TupleImpl(std::vector<IValue> v) : elements(std::move(v)) {}
+TupleImpl::~TupleImpl() = default;
 
 size_t DictKeyHash::operator()(const IValue& key) const {
   if (key.is_str()) return std::hash<std::string>{}(key.to_str());

@@ -26,9 +26,13 @@ struct StrImpl : RefCounted {
 };
 
 // A TSL list. Lists are mutable (`xs.append(v)`) and shared by reference, as in Python.
+// (The destructors of ListImpl and TupleImpl are defined where IValue is complete: a
+// virtual one defined here would destroy a vector of an incomplete type, which clang
+// refuses.)
 struct ListImpl : RefCounted {
-  ListImpl() = default;
+  ListImpl();
   explicit ListImpl(std::vector<IValue> v);
+  ~ListImpl() override;
   std::vector<IValue> elements;
   // A tensor's shape (x.shape, x.size()): an int list that prints as PyTorch's
   // torch.Size([2, 3]) does.
@@ -42,6 +46,7 @@ struct ListImpl : RefCounted {
 // A TSL tuple; immutable once built.
 struct TupleImpl : RefCounted {
   explicit TupleImpl(std::vector<IValue> v);
+  ~TupleImpl() override;
   std::vector<IValue> elements;
 };
 

@@ -137,6 +137,8 @@ void free_cpu(void*, void* data, size_t nbytes) {
   uncount_live_storage_bytes(nbytes);
 }
 
+size_t g_allocation_limit = SIZE_MAX;  // set_allocation_limit
+
 Storage allocate_cpu(size_t nbytes) {
   if (t_interceptor != nullptr) {
     if (Storage s = t_interceptor->allocate(nbytes)) return s;
@@ -148,11 +150,14 @@ Storage allocate_cpu(size_t nbytes) {
 
 }  // namespace
 
+void set_allocation_limit(size_t max_bytes) { g_allocation_limit = max_bytes; }
+
 void* allocate_cpu_block(size_t nbytes) {
   // aligned_alloc needs a size that is a multiple of the alignment; a zero-size
   // tensor still gets a distinct, valid pointer.
   size_t padded = padded_size(nbytes);
-  if (padded < nbytes) TSL_ERROR("cannot allocate ", nbytes, " bytes on cpu");
+  if (padded < nbytes || nbytes > g_allocation_limit)
+    TSL_ERROR("cannot allocate ", nbytes, " bytes on cpu");
   if (CpuAllocationObserver observer = g_observer.load(std::memory_order_relaxed)) {
     observer(nbytes);
   }

@@ -49,6 +49,11 @@ using Storage = IntrusivePtr<StorageImpl>;
 // "cannot allocate N bytes on DEVICE" when the memory is not there.
 Storage allocate_storage(size_t nbytes, Device device);
 
+// The most bytes one CPU block may take (default: no limit but the machine's): a
+// larger request fails as memory that is not there does. The fuzz targets set it, so
+// that a program asking for gigabytes is an error, not a fuzzer's out-of-memory.
+void set_allocation_limit(size_t max_bytes);
+
 // Bytes held by live CPU storages (the allocator's cache of freed blocks is not
 // counted), now and at most since the last reset. Relaxed atomics, cheap enough for
 // every allocation: tests check with them that values die at their last use and
