@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "frontend/ast_builder.h"
+#include "ir/utf8.h"
 
 namespace tsl::parse_detail {
 namespace {
@@ -37,24 +38,6 @@ class Cursor {
   size_t pos_ = 0;
   uint32_t line_, col_;
 };
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';

@@ -22,6 +22,7 @@
 #include "frontend/parser.h"
 #include "ir/schema.h"
 #include "ir/source.h"
+#include "ir/utf8.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernels/op_info.h"
 
@@ -519,24 +520,7 @@ class LibeditEditor final : public LineEditor {
 
   static std::string utf8(const std::wstring& w) {
     std::string out;
-    for (wchar_t wc : w) {
-      auto c = static_cast<uint32_t>(wc);
-      if (c < 0x80) {
-        out += static_cast<char>(c);
-      } else if (c < 0x800) {
-        out += static_cast<char>(0xC0 | (c >> 6));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-      } else if (c < 0x10000) {
-        out += static_cast<char>(0xE0 | (c >> 12));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-      } else {
-        out += static_cast<char>(0xF0 | (c >> 18));
-        out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-      }
-    }
+    for (wchar_t wc : w) append_utf8(out, static_cast<uint32_t>(wc));
     return out;
   }
 

@@ -16,6 +16,14 @@ struct Session {
   std::string out, err;
 };
 
+// A file's whole text ("" when it cannot be read).
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 Session run(const std::string& input, bool prompts = false) {
   CompilationUnit unit;
   std::istringstream in(input);
@@ -136,14 +144,8 @@ TEST(Repl, DotDrawsGraphsAndGradientGraphs) {
   EXPECT_NE(s.out.find("the gradient graph of f: " + dir + "f_grad.dot"), std::string::npos)
       << s.out;
   EXPECT_EQ(s.out.find("digraph"), std::string::npos) << s.out;
-  auto read = [](const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  EXPECT_NE(read(dir + "f_fwd.dot").find("digraph \"f\""), std::string::npos);
-  std::string grad = read(dir + "f_grad.dot");
+  EXPECT_NE(read_text(dir + "f_fwd.dot").find("digraph \"f\""), std::string::npos);
+  std::string grad = read_text(dir + "f_grad.dot");
   // Drawn as the specialized view is (Note [The gradient picture]): each rule a
   // cluster titled with its line, the backward laid out bottom-up, captured values
   // as stubs beside their readers.
@@ -427,10 +429,7 @@ TEST(ReplGradView, PictureIsLabelledAsTheText) {
   EXPECT_NE(s.out.find("the gradient graph of loss(x, w1, w2, y): " + dir + "net_grad.dot"),
             std::string::npos)
       << s.out;
-  std::ifstream in(dir + "net_grad.dot");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string dot = ss.str();
+  std::string dot = read_text(dir + "net_grad.dot");
   std::istringstream lines(text.out);
   size_t labels = 0;
   for (std::string line; std::getline(lines, line);) {
@@ -446,12 +445,10 @@ TEST(ReplGradView, PictureIsLabelledAsTheText) {
   EXPECT_NE(dot.find("label=\"%h (forward)\""), std::string::npos) << dot;
   EXPECT_EQ(dot.find("captured"), std::string::npos) << dot;
   if (std::system("command -v dot >/dev/null 2>&1") != 0) GTEST_SKIP() << "no Graphviz";
-  std::ifstream svg_in(dir + "net_grad.svg");
-  std::stringstream svg;
-  svg << svg_in.rdbuf();
-  size_t at = svg.str().find("<svg width=\"");
+  std::string svg = read_text(dir + "net_grad.svg");
+  size_t at = svg.find("<svg width=\"");
   ASSERT_NE(at, std::string::npos) << "no SVG drawn";
-  int width = std::atoi(svg.str().c_str() + at + 12);
+  int width = std::atoi(svg.c_str() + at + 12);
   EXPECT_GT(width, 300);
   EXPECT_LT(width, 1800);  // the general graph's drawing of this net: ~4700pt
 }
