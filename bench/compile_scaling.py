@@ -4,7 +4,8 @@ and 2N, each compiled and run once by `tsl` (best of --repeat), with t(2N)/t(N).
 compilation gives a ratio near 2; the issue's bar is 2.5.
 
 Shapes: an if/elif chain of N branches (each a return), a function of N straight-line
-statements, and a chain of N calls differentiated by grad.
+statements, a chain of N calls differentiated by grad, and N lines of loops nested 24
+deep.
 
     bench/compile_scaling.py --tsl build/release/tsl [--sizes 1000,2000,4000]
     bench/compile_scaling.py --sizes 2000,8000 --max-ratio 10   # the suite's check
@@ -49,8 +50,22 @@ def grad_call_chain(n):
     return "\n".join(lines) + "\n"
 
 
+def nested_loops(n):
+    # Nests of 24 loops (while, for, and an if between), two lines a level: a pass
+    # that walks a loop's body once per enclosing loop costs 2^24 per nest.
+    depth = 24
+    lines = ["def f(x: int) -> int:", "    k = 0"]
+    for nest in range(max(1, n // (2 * depth))):
+        for level in range(depth):
+            pad = "    " * (level + 1)
+            head = ["while k < x:", "for i in range(x):", "if x > %d:" % nest][level % 3]
+            lines += [pad + head, pad + "    k += 1"]
+    lines += ["    return k", "print(f(0))"]
+    return "\n".join(lines) + "\n"
+
+
 SHAPES = {"elif chain": elif_chain, "long function": long_function,
-          "grad of a call chain": grad_call_chain}
+          "grad of a call chain": grad_call_chain, "nested loops": nested_loops}
 
 
 def seconds(tsl, text, repeat):

@@ -226,6 +226,7 @@ class ConstantFolder {
 
   // Replaces the outputs of `n` by `values`, giving temporaries the outputs' names.
   // A value narrower than its output (T for Optional[T]) goes through to_optional.
+  // Each value joins its output's class in the mutation analysis.
   void forward_outputs(Node* n, const std::vector<Value*>& values) {
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       Value* out = n->output(i);
@@ -235,7 +236,9 @@ class ConstantFolder {
         widen->set_range(n->range());
         widen->insert_before(n);
         v = widen->output()->set_type(out->type());
+        mutation_.add(widen);
       }
+      mutation_.replaced(out, v);
       if (v->debug_name().empty() && v->node()->op() != OpId::Constant)
         v->set_debug_name(out->debug_name());
       out->replace_all_uses_with(v);
@@ -280,11 +283,13 @@ class ConstantFolder {
       std::vector<Value*> returns = g_.clone_block_into(body, scratch, map);
       carried.assign(returns.begin() + 1, returns.end());
     }
+    // The copies are values the analysis has not seen: add them, rather than analyse
+    // the whole graph again at each unrolled loop (cubic in the depth of nested loops).
+    for (const Node* copy : *scratch) mutation_.add(copy);
     while (!scratch->empty()) (*scratch->begin())->move_before(holder);
     holder->destroy();
     forward_outputs(loop, carried);
     loop->destroy();
-    mutation_ = MutationInfo(g_);  // the copies are values the old analysis never saw
   }
 
   bool fold(Node* n) {

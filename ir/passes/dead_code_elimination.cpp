@@ -1,6 +1,7 @@
 // Dead-code elimination; see dead_code_elimination.h for what it removes and keeps.
 #include "ir/passes/dead_code_elimination.h"
 
+#include <algorithm>
 #include <limits>
 #include <unordered_set>
 
@@ -63,21 +64,32 @@ class DeadCodeElimination {
     }
   }
 
+  // Each block is walked once: a walk of a loop's body per block of each enclosing loop
+  // made nested loops cost 2^depth (30 nested `while`s took minutes to compile). What
+  // a removal makes dead later is removed where it is (remove_newly_dead), not by
+  // walking again.
   void visit(Node* n) {
-    if (n->op() == OpId::If) remove_unused_if_outputs(n);
-    if (n->op() == OpId::Loop) remove_dead_carried_values(n);
+    if (n->op() == OpId::If) drop_unused_if_outputs(n, nullptr);
     for (Block* b : n->blocks()) run_block(b);
+    // After the body's walk, so that the uses it asks about are the real ones.
+    if (n->op() == OpId::Loop) drop_dead_carried_values(n, nullptr);
     if (!any_output_used(n) && !has_side_effects(n)) {
       n->destroy();
       changed_ = true;
     }
   }
 
-  // Output i of an If is its blocks' return i: drop all three together.
-  void remove_unused_if_outputs(Node* n) {
+  // Output i of an If is its blocks' return i: drop all three together. The nodes
+  // that computed a dropped return are dead too: removed now when `freed` is given
+  // (the blocks were walked already), else by the walk of the blocks that follows.
+  void drop_unused_if_outputs(Node* n, std::vector<Node*>* freed) {
     for (size_t i = n->outputs().size(); i-- > 0;) {
       if (n->output(i)->has_uses()) continue;
-      for (Block* b : n->blocks()) b->erase_return(i);
+      for (Block* b : n->blocks()) {
+        Node* def = b->returns()[i]->node();
+        b->erase_return(i);
+        if (freed) remove_newly_dead(b, def);
+      }
       n->erase_output(i);
       changed_ = true;
     }
@@ -91,25 +103,59 @@ class DeadCodeElimination {
   //     block0(%i : int, %n.2 : int, %k.1 : int):
   //       %k.2 : int = add.int(%k.1, %one)
   //       -> (%c, %n.3, %k.2)
-  // becomes Loop(%max, %go, %n) carrying %n alone.
-  void remove_dead_carried_values(Node* loop) {
+  // becomes Loop(%max, %go, %n) carrying %n alone. The definitions of the initial
+  // values dropped go to `freed`, when given, to be removed if nothing else uses them
+  // (else the walk of the loop's block reaches them: they come before it).
+  void drop_dead_carried_values(Node* loop, std::vector<Node*>* freed) {
     Block* body = loop->block(0);
-    run_block(body);  // first, so that the uses below are the real ones
     for (size_t i = loop->outputs().size(); i-- > 0;) {
       Value* param = body->params()[i + 1];
       if (loop->output(i)->has_uses() || !only_feeds_own_return(param, body, i + 1)) continue;
       // Carry the value through unchanged: what computed its next value is then dead.
-      if (body->returns()[i + 1] != param) {
+      if (Value* next = body->returns()[i + 1]; next != param) {
         body->replace_return(i + 1, param);
         changed_ = true;
-        run_block(body);
+        remove_newly_dead(body, next->node());
       }
       if (param->uses().size() != 1) continue;  // dead but kept by a node we cannot remove
+      Node* initial = loop->input(i + 2)->node();
       body->erase_return(i + 1);
       body->erase_param(i + 1);
       loop->remove_input(i + 2);
       loop->erase_output(i);
       changed_ = true;
+      if (freed) freed->push_back(initial);
+    }
+  }
+
+  // Removes `n`, a node of `block` that may have lost its last use, and the nodes of
+  // `block` that only it used, and so on; a loop or an If among them that still has
+  // outputs in use loses those it no longer has. Only `block`'s own nodes: the walk
+  // of an enclosing block has yet to reach the nodes before the one it is at.
+  void remove_newly_dead(Block* block, Node* n) {
+    std::vector<Node*> work = {n};
+    // A node is pushed once per use and destroyed on its first visit without uses:
+    // later entries must not name it, so none is pushed twice.
+    auto push = [&](Node* m) {
+      if (std::find(work.begin(), work.end(), m) == work.end()) work.push_back(m);
+    };
+    while (!work.empty()) {
+      Node* d = work.back();
+      work.pop_back();
+      if (d->owning_block() != block || d->is_param_node()) continue;
+      if (any_output_used(d)) {
+        std::vector<Node*> freed;
+        if (d->op() == OpId::Loop) drop_dead_carried_values(d, &freed);
+        if (d->op() == OpId::If) drop_unused_if_outputs(d, &freed);
+        for (Node* f : freed) push(f);
+        if (any_output_used(d)) continue;
+      }
+      if (has_side_effects(d)) continue;
+      std::vector<Node*> inputs;
+      for (const Value* v : d->inputs()) inputs.push_back(v->node());
+      d->destroy();
+      changed_ = true;
+      for (Node* in : inputs) push(in);
     }
   }
 

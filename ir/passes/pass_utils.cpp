@@ -145,6 +145,17 @@ void MutationInfo::visit_node(const Node* n) {
   }
 }
 
+void MutationInfo::add(const Node* n) {
+  visit_node(n);
+  resolved_ = false;
+}
+
+void MutationInfo::replaced(const Value* old, const Value* now) {
+  if (!type_may_alias(old->type()) && !type_may_alias(now->type())) return;
+  unite(old, now);
+  resolved_ = false;
+}
+
 size_t MutationInfo::find(size_t v) const {
   if (v >= parent_.size()) return v;
   size_t root = v;

@@ -48,6 +48,12 @@ class MutationInfo {
            !(identity_observed(a) && identity_observed(b));
   }
 
+  // Keeps the analysis true as a pass adds nodes: `n` (and its blocks) joins it, and
+  // `now`, which took over the uses of `old`, joins old's class (so writes and escapes
+  // seen through old still count). Classes only grow: what a pass removes stays.
+  void add(const Node* n);
+  void replaced(const Value* old, const Value* now);
+
  private:
   // Values by Value::unique() (dense in a graph): vectors, not hash maps, as five
   // passes build this analysis in every pipeline round (issue 6's compile latency).
