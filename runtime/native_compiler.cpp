@@ -28,6 +28,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/tensor/interrupt.h"
+
 extern char** environ;
 
 namespace tsl {
@@ -179,7 +181,14 @@ class NativeCompiler {
   NativeCompiler() = default;
 
   void start_worker() {
-    if (!worker_.joinable()) worker_ = std::thread([this] { work(); });
+    if (!worker_.joinable()) {
+      worker_ = std::thread([this] {
+        // A Ctrl-C this thread took would not interrupt the REPL's read: it hung at
+        // a `...` prompt once a fused kernel had been compiled (Repl.Soak10000Statements).
+        block_sigint_in_this_thread();
+        work();
+      });
+    }
   }
 
   void work() {
@@ -232,8 +241,12 @@ class NativeCompiler {
     // Its own process group, so that a kill at exit reaches cc1plus and as as well.
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    // With no signal blocked: the spawning thread blocks SIGINT (block_sigint_in_this_thread).
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
     posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setsigmask(&attr, &none);
     pid_t pid = -1;
     int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
     posix_spawnattr_destroy(&attr);

@@ -23,8 +23,8 @@ namespace tsl {
 // `tsl --timeout N` (for teaching sessions) is the same flag set by a watchdog thread
 // N seconds after a top-level statement started: one thread for the process, which
 // sleeps until the armed deadline and is never joined (it holds no resources an exit
-// needs, and joining at exit would race with static destructors). It blocks SIGINT so
-// that Ctrl-C always reaches the thread that reads the REPL's input.
+// needs, and joining at exit would race with static destructors). It blocks SIGINT, as
+// every thread TSL starts does (block_sigint_in_this_thread).
 std::atomic<bool> g_interrupt_requested{false};
 
 namespace {
@@ -59,10 +59,7 @@ class Watchdog {
  private:
   Watchdog() {
     std::thread([this] {
-      sigset_t sigint;
-      sigemptyset(&sigint);
-      sigaddset(&sigint, SIGINT);
-      pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
+      block_sigint_in_this_thread();
       run();
     }).detach();
   }
@@ -94,6 +91,13 @@ thread_local int t_timer_depth = 0;
 thread_local uint64_t t_ticket = 0;
 
 }  // namespace
+
+void block_sigint_in_this_thread() {
+  sigset_t sigint;
+  sigemptyset(&sigint);
+  sigaddset(&sigint, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
+}
 
 void raise_pending_interrupt() {
   if (!g_interrupt_requested.exchange(false)) return;

@@ -27,6 +27,12 @@ inline void check_interrupt() {
   if (g_interrupt_requested.load(std::memory_order_relaxed)) raise_pending_interrupt();
 }
 
+// Blocks SIGINT in the calling thread. Every thread TSL starts (the pool's workers,
+// the native compiler's, the --timeout watchdog) calls it first: a process-directed
+// Ctrl-C goes to any thread that does not block it, and one taken by a helper thread
+// leaves the REPL's blocked read uninterrupted (Note [Ctrl-C at the prompt]).
+void block_sigint_in_this_thread();
+
 // The time limit of each top-level statement in seconds (tsl --timeout); 0: none.
 void set_statement_timeout(double seconds);
 double statement_timeout();

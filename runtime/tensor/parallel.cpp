@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/tensor/interrupt.h"
+
 namespace tsl {
 namespace {
 
@@ -36,12 +38,7 @@ class ThreadPool {
   explicit ThreadPool(int threads) {
     for (int i = 0; i + 1 < threads; ++i) {
       workers_.emplace_back([this] {
-        // Ctrl-C is for the thread that runs the program or reads the REPL's input:
-        // a worker that took SIGINT would leave that thread's read uninterrupted.
-        sigset_t sigint;
-        sigemptyset(&sigint);
-        sigaddset(&sigint, SIGINT);
-        pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
+        block_sigint_in_this_thread();  // Ctrl-C is for the REPL's thread
         worker_loop();
       });
     }

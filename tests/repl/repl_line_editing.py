@@ -10,6 +10,7 @@ none.
   tests/repl/repl_line_editing.py --tsl build/release/tsl"""
 import argparse
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -182,6 +183,41 @@ def main():
             t.close()
         if os.listdir(folder) != ["prog_file.tsl"]:
             failures.append(f"files left in the folder: {sorted(os.listdir(folder))}")
+        # Every thread but the REPL's blocks SIGINT, the native compiler's included (a
+        # fused kernel to compile starts it): the kernel hands a Ctrl-C to any thread
+        # that does not block it, and one taken by a helper thread left the REPL's read
+        # waiting at a `...` prompt.
+        t = Terminal(tsl, args.timeout, {"TSL_HISTORY": os.path.join(folder, "history2"),
+                                         "TSL_FUSION_JIT_HOT": "0",
+                                         "TSL_CACHE_DIR": os.path.join(folder, "cache")})
+        try:
+            t.run(b"import torch\r", ">>> ")
+            t.type(b"def fused(a: torch.Tensor) -> torch.Tensor:\r", until=b"... ")
+            t.type(b"return (torch.tanh(a) * 2.0 + 1.0).sum()\r", until=b"... ")
+            t.type(b"\r")
+            t.run(b"v = torch.ones(5000)\r", ">>> ")
+            for _ in range(3):
+                t.run(b"s = fused(v)\r", ">>> ")
+            tasks = f"/proc/{t.pid}/task"
+            end = time.time() + args.timeout
+            while len(os.listdir(tasks)) < 3 and time.time() < end:
+                time.sleep(0.05)  # the compiler's thread starts with the first compile
+            masks = []
+            for tid in os.listdir(tasks):
+                with open(f"{tasks}/{tid}/status") as f:
+                    blocked = [line for line in f if line.startswith("SigBlk:")][0]
+                masks.append(int(blocked.split()[1], 16))
+            taking = sum(1 for m in masks if not m & (1 << (signal.SIGINT - 1)))
+            check("threads that take SIGINT", f"{len(masks)} threads, {taking} take SIGINT",
+                  f"{len(masks)} threads, 1 take SIGINT")
+            if len(masks) < 3:
+                failures.append(f"the native compiler's thread did not start: {len(masks)} threads")
+            for i in range(4):
+                t.type(b"x = (1 +\r", until=b"... ")
+                check(f"ctrl-c at a continuation prompt ({i + 1})",
+                      t.run(CTRL_C, "KeyboardInterrupt"), "KeyboardInterrupt")
+        finally:
+            t.close()
 
     if failures:
         print("\n\n".join(failures))
