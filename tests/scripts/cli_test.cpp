@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "process_util.h"
@@ -389,6 +390,62 @@ TEST(CommandLine, DeepNestingIsAnErrorNotAStackOverflow) {
   EXPECT_EQ(b.status, 2) << b.err.substr(0, 500);
   EXPECT_NE(b.err.find("<stdin>:102:102: error: too many levels of indentation"), std::string::npos)
       << b.err.substr(0, 300);
+}
+
+// Issue 21: each nesting limit (docs/language.md, "Limits") at limit - 1 and limit
+// compiles and runs to the right value, and at limit + 1 is a located compile error:
+// 200 nested brackets, 100 levels of indentation (loops and branches, whose passes
+// once took 2^depth), expressions 1,000 levels deep.
+TEST(CommandLine, NestingLimitsHoldAtTheirEdges) {
+  struct Edge {
+    const char* what;
+    int limit;
+    std::function<std::string(int)> program;  // prints n for n levels
+    std::function<std::string(int)> expected;
+    std::string error;  // at limit + 1
+  };
+  auto indent = [](int n) { return std::string(static_cast<size_t>(n), ' '); };
+  std::vector<Edge> edges = {
+      {"brackets", 200,
+       [](int n) {
+         // n brackets around the count: `((...(n)...))`, then n lists around it.
+         return "print(" + std::string(static_cast<size_t>(n - 1), '(') + std::to_string(n) +
+                std::string(static_cast<size_t>(n - 1), ')') + ")\n";
+       },
+       [](int n) { return std::to_string(n) + "\n"; }, "too many nested parentheses"},
+      {"indentation", 100,
+       [&](int n) {
+         std::string p = "k = 0\nx = 1\n";
+         for (int i = 0; i < n; ++i) {
+           const char* head[] = {"for i in range(x):", "while k < 1:", "if x > 0:"};
+           p += indent(i) + head[i % 3] + "\n";
+         }
+         return p + indent(n) + "k += 1\nprint(k)\n";
+       },
+       [](int) { return std::string("1\n"); }, "too many levels of indentation"},
+      {"expression depth", 1000,
+       [](int n) {
+         std::string p = "x = 1";  // n levels: the literal and n - 1 additions
+         for (int i = 1; i < n; ++i) p += " + 1";
+         return p + "\nprint(x)\n";
+       },
+       [](int n) { return std::to_string(n) + "\n"; },
+       "expression too complex: nested more than 1000 levels deep"},
+  };
+  for (const Edge& e : edges) {
+    for (int n : {e.limit - 1, e.limit}) {
+      std::string program = e.program(n);
+      Result r = tsl("", &program);
+      EXPECT_EQ(r.status, 0) << e.what << " at " << n << ": " << r.err.substr(0, 400);
+      EXPECT_EQ(r.out, e.expected(n)) << e.what << " at " << n;
+    }
+    std::string over = e.program(e.limit + 1);
+    Result r = tsl("", &over);
+    EXPECT_EQ(r.status, 2) << e.what << ": " << r.out;
+    EXPECT_NE(r.err.find("<stdin>:"), std::string::npos) << e.what << ": " << r.err;
+    EXPECT_NE(r.err.find("error: " + e.error), std::string::npos)
+        << e.what << ": " << r.err.substr(0, 400);
+  }
 }
 
 TEST(CommandLine, HugeAllocationIsAnError) {
