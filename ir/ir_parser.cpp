@@ -119,9 +119,12 @@ class IRParser {
     tokens_ = ir_text::lex(text, source_);
   }
 
-  std::vector<std::unique_ptr<Graph>> parse_all() {
+  std::vector<std::unique_ptr<Graph>> parse_all(std::vector<SourceRange>* headers) {
     std::vector<std::unique_ptr<Graph>> graphs;
-    while (peek().kind != Tok::End) graphs.push_back(graph());
+    while (peek().kind != Tok::End) {
+      if (headers) headers->push_back(range_of(peek()));
+      graphs.push_back(graph());
+    }
     link_calls(graphs, calls_);
     return graphs;
   }
@@ -556,8 +559,15 @@ class IRParser {
       default:
         break;
     }
+    // Before the structural ops return: `Undefined` with a block passed, and vmap hit an
+    // internal error cloning it (found by mutating IR tests).
+    if (n->op() == OpId::GradOf) {
+      if (n->blocks().size() != 1 || !n->block(0)->params().empty())
+        fail(op_tok, "GradOf needs one block (the rule), without parameters");
+    } else if (!n->blocks().empty()) {
+      fail(op_tok, op_tok.text + " takes no blocks");
+    }
     if (n->info().has(opflags::PRIM)) return;  // structural ops of other passes (GradOf)
-    if (!n->blocks().empty()) fail(op_tok, op_tok.text + " takes no blocks");
     check_schema(n, op_tok, input_tokens);
   }
 
@@ -750,9 +760,9 @@ class IRParser {
 
 }  // namespace
 
-std::vector<std::unique_ptr<Graph>> parse_graphs(std::string_view text,
-                                                 const std::string& filename) {
-  return IRParser(text, filename).parse_all();
+std::vector<std::unique_ptr<Graph>> parse_graphs(std::string_view text, const std::string& filename,
+                                                 std::vector<SourceRange>* headers) {
+  return IRParser(text, filename).parse_all(headers);
 }
 
 std::unique_ptr<Graph> parse_graph(std::string_view text, const std::string& filename) {

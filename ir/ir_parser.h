@@ -54,9 +54,12 @@ namespace tsl {
 // (`file:line:col: error: ...`); the result has passed verify().
 std::unique_ptr<Graph> parse_graph(std::string_view text, const std::string& filename = "<ir>");
 
-// Parses a file of zero or more graphs (what `tsl --dump=ir` prints).
+// Parses a file of zero or more graphs (what `tsl --dump=ir` prints). With `headers`,
+// the range of each graph's `graph NAME` in `text` (where `tsl --ir` reports what a
+// pass found wrong with a graph as a whole).
 std::vector<std::unique_ptr<Graph>> parse_graphs(std::string_view text,
-                                                 const std::string& filename = "<ir>");
+                                                 const std::string& filename = "<ir>",
+                                                 std::vector<SourceRange>* headers = nullptr);
 
 // The graph a call of parsed IR text calls (See Note [Calls in IR text]); a user error
 // when the text has no graph of its name. The callee lookup of the `inline` pass.

@@ -122,8 +122,9 @@ class Verifier {
       default:
         break;
     }
-    if (n->info().has(opflags::PRIM)) return;
+    // Structural ops too (an `Undefined` with a block reached vmap).
     if (!n->blocks().empty()) fail(n, "only If, Loop, GradOf and FusionGroup have blocks");
+    if (n->info().has(opflags::PRIM)) return;
     const FunctionSchema& s = schema_of(n->op());
     size_t expected = s.arguments.size();
     bool variadic = s.variadic_index() >= 0;

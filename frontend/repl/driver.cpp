@@ -308,14 +308,29 @@ int run_ir_file(const Options& o) {
     return kExitCompileError;
   }
   return run_guarded([&] {
-    std::vector<std::unique_ptr<Graph>> graphs = parse_graphs(text, o.ir_file);
+    std::vector<SourceRange> headers;
+    std::vector<std::unique_ptr<Graph>> graphs = parse_graphs(text, o.ir_file, &headers);
     if (graphs.empty()) {
       compile_error({std::make_shared<Source>(o.ir_file, text), 1, 0, 1, 1},
                     "no graph in the file (expected 'graph NAME(...):')");
     }
-    for (auto& g : graphs) {
-      run_passes(*g, o.passes, /*verify_after_each=*/true);
-      std::cout << print_graph(*g, {.with_lines = true}) << "\n";
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      for (const std::string& pass : o.passes) {
+        // A pass's user error about the graph as a whole (vmap's "must only return
+        // Tensors", inline's missing callee) has no place in the IR text: report it at
+        // the graph's header, naming the pass. Located errors keep their place.
+        try {
+          run_passes(*graphs[i], {pass}, /*verify_after_each=*/true);
+        } catch (const SourceError& e) {
+          if (e.range().source) throw;
+          compile_error(headers[i], str("pass '", pass, "': ", e.message()));
+        } catch (const Error& e) {
+          std::string what = e.what();
+          if (what.starts_with("error: ")) what = what.substr(7);
+          compile_error(headers[i], str("pass '", pass, "': ", what));
+        }
+      }
+      std::cout << print_graph(*graphs[i], {.with_lines = true}) << "\n";
     }
   });
 }

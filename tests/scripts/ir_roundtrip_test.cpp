@@ -162,4 +162,34 @@ TEST(IRCommandLine, ErrorsAreMessagesWithLocations) {
   EXPECT_NE(help.out.find("--ir FILE.ir"), std::string::npos) << help.out;
 }
 
+// Issue 21: what a pass finds wrong with a graph as a whole (vmap of a function that
+// returns an int, inline of a call to a graph the file lacks) was printed without a
+// location; it is located at the graph's header and names the pass. A structural op
+// given a block (found by mutating the IR tests) is a parse error, not an internal
+// error in vmap.
+TEST(IRCommandLine, PassErrorsAreLocatedAtTheirGraph) {
+  Result vmap = run_ir(
+      "graph ok(%x : Tensor):\n  return (%x)\n"
+      "graph counts(%x : Tensor):\n  %n : int = Constant[value=3]()\n  return (%n)\n",
+      " --passes=dce,vmap");
+  EXPECT_EQ(vmap.status, 2);
+  EXPECT_NE(vmap.err.find("in.ir:3:1: error: pass 'vmap': vmap("), std::string::npos) << vmap.err;
+  EXPECT_NE(vmap.err.find("must only return Tensors"), std::string::npos) << vmap.err;
+  Result call = run_ir(
+      "graph f(%x : Tensor):\n  %y : Tensor = CallFunction[name='helper'](%x)\n  return (%y)\n",
+      " --passes=inline");
+  EXPECT_EQ(call.status, 2);
+  EXPECT_NE(call.err.find("in.ir:1:1: error: pass 'inline': cannot inline the call of 'helper'"),
+            std::string::npos)
+      << call.err;
+  Result block = run_ir(
+      "graph f(%x : Tensor):\n  %u : Tensor = Undefined()\n    block0():\n      -> (%x)\n"
+      "  return (%u)\n",
+      " --passes=vmap");
+  EXPECT_EQ(block.status, 2);
+  EXPECT_NE(block.err.find("in.ir:2:17: error: Undefined takes no blocks"), std::string::npos)
+      << block.err;
+  EXPECT_EQ(block.err.find("internal error"), std::string::npos) << block.err;
+}
+
 }  // namespace
