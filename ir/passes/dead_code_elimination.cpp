@@ -69,7 +69,7 @@ class DeadCodeElimination {
   // a removal makes dead later is removed where it is (remove_newly_dead), not by
   // walking again.
   void visit(Node* n) {
-    if (n->op() == OpId::If) drop_unused_if_outputs(n, nullptr);
+    if (n->op() == OpId::If) drop_unused_if_outputs(n, /*blocks_walked=*/false);
     for (Block* b : n->blocks()) run_block(b);
     // After the body's walk, so that the uses it asks about are the real ones.
     if (n->op() == OpId::Loop) drop_dead_carried_values(n, nullptr);
@@ -80,15 +80,15 @@ class DeadCodeElimination {
   }
 
   // Output i of an If is its blocks' return i: drop all three together. The nodes
-  // that computed a dropped return are dead too: removed now when `freed` is given
-  // (the blocks were walked already), else by the walk of the blocks that follows.
-  void drop_unused_if_outputs(Node* n, std::vector<Node*>* freed) {
+  // that computed a dropped return are dead too: removed now when the blocks were
+  // walked already, else by the walk of the blocks that follows.
+  void drop_unused_if_outputs(Node* n, bool blocks_walked) {
     for (size_t i = n->outputs().size(); i-- > 0;) {
       if (n->output(i)->has_uses()) continue;
       for (Block* b : n->blocks()) {
         Node* def = b->returns()[i]->node();
         b->erase_return(i);
-        if (freed) remove_newly_dead(b, def);
+        if (blocks_walked) remove_newly_dead(b, def);
       }
       n->erase_output(i);
       changed_ = true;
@@ -146,7 +146,7 @@ class DeadCodeElimination {
       if (any_output_used(d)) {
         std::vector<Node*> freed;
         if (d->op() == OpId::Loop) drop_dead_carried_values(d, &freed);
-        if (d->op() == OpId::If) drop_unused_if_outputs(d, &freed);
+        if (d->op() == OpId::If) drop_unused_if_outputs(d, /*blocks_walked=*/true);
         for (Node* f : freed) push(f);
         if (any_output_used(d)) continue;
       }
