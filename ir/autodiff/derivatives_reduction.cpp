@@ -3,6 +3,7 @@
 // keepdim was), then expanded to the input's shape; selections (max, amax, ...)
 // route it to the selected elements, sharing it evenly between ties.
 #include <cmath>
+#include <limits>
 
 #include "ir/autodiff/derivatives.h"
 #include "ir/schema.h"
@@ -67,7 +68,49 @@ Sym prod_grad(const RuleContext& c, Sym g) {
   Sym zero_grad = where(eq(zeros_e, 1), others_nonzero,
                         where(eq(zeros_e, 2), other_zero * others_nonzero, 0.0));
   Sym nonzero_grad = back(c.output()) / safe;
-  return back(g) * where(is_zero, zero_grad, nonzero_grad);
+  Sym factor = where(is_zero, zero_grad, nonzero_grad);
+  // Note [prod at infinities and NaN]
+  // Where a slice holds an infinity or a NaN and the tensor a zero, PyTorch multiplies
+  // the other elements out (prod_safe_zeros_backward: exclusive products from both
+  // ends), and y / x or the formulas above give NaN where it does not: [0, inf, 3]
+  // has the gradient [inf, 0, nan], not [inf, nan, nan]. The product of the others is
+  // NaN when they hold a NaN or both a zero and an infinity, whatever their order;
+  // else a zero or an infinity with the sign of their signs' product; else (the element
+  // is the slice's one infinity or NaN) the product of the finite others. Without a
+  // zero PyTorch's eager backward takes y / x, as above (functorch's grad multiplies
+  // the others out there too: TSL follows the eager one). Not matched: the second
+  // derivative there (these branch values are constants of x: 0 where PyTorch's
+  // differentiated cumulative products give NaN or a number).
+  auto reduce = [&](Sym v, OpId op) {
+    if (op == OpId::prod) return all_dims ? call(op, {v}) : call(op, {v, c.input(1), true});
+    return all_dims ? sum_all(v) : sum(v, dims, true);
+  };
+  auto others = [&](Sym mask) {  // how many of the other elements of its slice are `mask`
+    Sym m = where(mask, 1.0, 0.0);
+    return back(reduce(m, OpId::sum)) - m;
+  };
+  Sym is_nan = call(OpId::isnan, {x});
+  Sym is_inf = call(OpId::isinf, {x});
+  Sym zeros_o = others(is_zero), infs_o = others(is_inf), nans_o = others(is_nan);
+  Sym negative = call(OpId::logical_or, {lt(x, 0.0), logical_and(is_zero, lt(reciprocal(x), 0.0))});
+  Sym sign_each = where(negative, -1.0, 1.0);
+  Sym sign_others = back(reduce(sign_each, OpId::prod)) * sign_each;  // / ±1
+  Sym finite_nonzero = logical_and(call(OpId::isfinite, {x}), call(OpId::logical_not, {is_zero}));
+  Sym finite_others = back(reduce(where(finite_nonzero, x, 1.0), OpId::prod));
+  Sym nan_result =
+      gt(nans_o + where(logical_and(gt(zeros_o, 0.0), gt(infs_o, 0.0)), 1.0, 0.0), 0.0);
+  Sym multiplied =
+      where(nan_result, std::numeric_limits<double>::quiet_NaN(),
+            where(gt(zeros_o, 0.0), sign_others * 0.0,
+                  where(gt(infs_o, 0.0), sign_others * std::numeric_limits<double>::infinity(),
+                        finite_others)));
+  Sym nonfinite = call(OpId::logical_or, {is_nan, is_inf});
+  Sym slice_nonfinite = gt(back(reduce(where(nonfinite, 1.0, 0.0), OpId::sum)), 0.0);
+  Sym tensor_has_zero = gt(sum_all(where(is_zero, 1.0, 0.0)), 0.0);
+  // The masks count in the default dtype: back to x's (a float16 x keeps float16).
+  factor = where(logical_and(slice_nonfinite, tensor_has_zero), to_dtype(multiplied, dtype_of(x)),
+                 factor);
+  return back(g) * factor;
 }
 std::vector<Sym> prod_vjp(const RuleContext& c) { return {prod_grad(c, c.grad())}; }
 std::vector<Sym> prod_jvp(const RuleContext& c) {
