@@ -64,8 +64,10 @@ namespace tsl {
 // of 4096 elements or more and waits (benchmarks), =off never compiles. Kernels stay in a cache
 // folder (TSL_CACHE_DIR, default
 // ~/.cache/tsl/kernels: the generated .cpp, the compiler's log, the .so), named by a
-// hash of the source, the flags and the build of TSL, so a later session loads them
-// at once. A compiler that is missing or fails leaves the chunk loop running.
+// hash of the source, the flags, the build of TSL, the compiler's version and the CPU's
+// extensions (Note [What a compiled kernel depends on]), so a later session loads them
+// at once and a machine sharing the folder never loads another CPU's. A compiler that is missing or
+// fails leaves the chunk loop running.
 
 // The run-time form of FusionGroup `n`, as an object for a constant register.
 IValue compile_fusion_group(const Node* n);

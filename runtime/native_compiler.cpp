@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/tensor/cpu_info.h"
 #include "runtime/tensor/interrupt.h"
 
 extern char** environ;
@@ -89,17 +90,78 @@ std::vector<std::string> compile_flags() {
   return f;
 }
 
-// What else decides the object code: the compiler, its flags, the Eigen and the
-// compiler TSL was built with (the interpreter's side of the bit-for-bit agreement).
-std::string build_identity(const NativeJitOptions& o) {
-  std::string id = "tsl " TSL_VERSION "; eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
-                   std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) +
-                   "; built by " __VERSION__ "; " + o.compiler;
-  for (const std::string& f : compile_flags()) id += " " + f;
-  return id;
+// The first line `compiler --version` prints ("g++ (Debian 12.2.0-14) 12.2.0"), or
+// "unknown" when it does not run: a kernel cached by one version of the compiler is
+// not loaded by a TSL that would compile it with another. Asked once per compiler.
+std::string compiler_version(const std::string& compiler) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::string> known;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = known.find(compiler);
+  if (it != known.end()) return it->second;
+  std::string version = "unknown";
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) == 0) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setsigmask(&attr, &none);
+    std::string arg0 = compiler, arg1 = "--version";
+    char* argv[] = {arg0.data(), arg1.data(), nullptr};
+    pid_t pid = -1;
+    int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(fds[1]);
+    std::string out;
+    char buf[256];
+    for (ssize_t n; rc == 0 && (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fds[0]);
+    int status = 0;
+    if (rc == 0) {
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !out.empty())
+        version = out.substr(0, out.find('\n'));
+    }
+  }
+  known.emplace(compiler, version);
+  return version;
 }
 
 }  // namespace
+
+// Note [What a compiled kernel depends on]
+// A cached kernel is loaded only by a TSL that would have compiled the same object code
+// and on a CPU that can run it, so its name hashes: TSL's version and the Eigen and
+// compiler TSL was built with (the interpreter's side of the bit-for-bit agreement);
+// the run-time compiler's path and version and its flags, which name the instruction
+// set TSL's own kernels were built for (-march=native written out, CMakeLists.txt);
+// and the running CPU's extensions (runtime/tensor/cpu_info.h). A cache folder shared
+// by two machines, or kept across a compiler upgrade, then holds a kernel per CPU and
+// compiler, and never hands one machine another's.
+std::string native_build_identity(const NativeJitOptions& o, const CpuInfo& cpu) {
+  std::string id = "tsl " TSL_VERSION "; eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+                   std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) +
+                   "; built by " __VERSION__ "; " + o.compiler + " (" +
+                   compiler_version(o.compiler) + ")";
+  for (const std::string& f : compile_flags()) id += " " + f;
+  id += "; cpu " + cpu.summary();
+  return id;
+}
+
+const char* build_instruction_set() { return TSL_BUILD_MARCH; }
 
 std::string cache_key(const std::string& text) {
   uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
@@ -121,7 +183,8 @@ class NativeCompiler {
 
   std::shared_ptr<NativeModule> request(std::string source, std::string symbol, bool wait) {
     const NativeJitOptions& o = native_jit_options();
-    std::string key = cache_key(build_identity(o) + "\n" + symbol + "\n" + source);
+    std::string key =
+        cache_key(native_build_identity(o, cpu_info()) + "\n" + symbol + "\n" + source);
     std::unique_lock<std::mutex> lock(mu_);
     std::shared_ptr<NativeModule>& m = modules_[key];
     if (!m) {

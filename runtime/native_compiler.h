@@ -11,6 +11,8 @@
 
 namespace tsl {
 
+struct CpuInfo;
+
 // How TSL compiles native code, read from the environment at first use:
 //   TSL_FUSION_JIT   off | async (the default) | sync
 //   TSL_FUSION_JIT_HOT   elements a group computes before it is compiled (async)
@@ -34,6 +36,14 @@ NativeJitOptions& native_jit_options();
 
 // The name of a cache file for everything in `text` that shapes its contents (a hash).
 std::string cache_key(const std::string& text);
+
+// Everything outside the source that a compiled kernel depends on, hashed into its
+// cache name (Note [What a compiled kernel depends on] in native_compiler.cpp).
+std::string native_build_identity(const NativeJitOptions& o, const CpuInfo& cpu);
+
+// The instruction set TSL's kernels were built for, and so compiled kernels target:
+// "-march=znver3 (TSL_ARCH=native)" (tsl --version prints it).
+const char* build_instruction_set();
 
 // One piece of generated code: compiled by a background thread (or by the caller,
 // when it waits), then loaded. `symbol()` is null until it is ready, and stays null

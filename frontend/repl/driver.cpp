@@ -26,7 +26,9 @@
 #include "runtime/interpreter.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/memory_planner.h"
+#include "runtime/native_compiler.h"
 #include "runtime/profiler.h"
+#include "runtime/tensor/cpu_info.h"
 #include "runtime/tensor/device_backend.h"
 #include "runtime/tensor/parallel.h"
 
@@ -414,7 +416,16 @@ int run_command_line(const std::vector<std::string>& args) {
       return kExitOk;
     }
     if (a == "--version") {
-      std::cout << "tsl " << TSL_VERSION << "\n";
+      // What a bug report needs to say: the build's instruction set and the CPU's.
+#ifdef __clang__
+      constexpr const char* kCompilerName = "clang";
+#else
+      constexpr const char* kCompilerName = "GCC";
+#endif
+      const CpuInfo& cpu = cpu_info();
+      std::cout << "tsl " << TSL_VERSION << "\nkernels: " << build_instruction_set()
+                << ", built by " << kCompilerName << " " << __VERSION__ << "\ncpu: " << cpu.brand
+                << ", " << cpu.level << "\n";
       return kExitOk;
     }
     if (a == "-c") {

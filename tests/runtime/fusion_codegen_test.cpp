@@ -11,6 +11,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -18,6 +20,7 @@
 #include "ir/passes/fuse_elementwise.h"
 #include "runtime/fusion.h"
 #include "runtime/native_compiler.h"
+#include "runtime/tensor/cpu_info.h"
 #include "runtime/tensor/parallel.h"
 #include "tests/runtime/fusion_test_util.h"
 
@@ -252,6 +255,45 @@ TEST_F(CompiledFusion, HotGroupsCompileInTheBackground) {
     if (!compiled) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_TRUE(compiled) << "the hot group was not compiled within two minutes";
+}
+
+// Note [What a compiled kernel depends on]: a cached kernel's name changes with the
+// CPU's extensions and with the run-time compiler's version, and the flags it is
+// compiled with name the build's instruction set, never "native".
+TEST(NativeCompilerIdentity, DependsOnTheCpuAndTheCompilersVersion) {
+  NativeJitOptions o = native_jit_options();
+  CpuInfo cpu = cpu_info();
+  std::string id = native_build_identity(o, cpu);
+  EXPECT_EQ(id, native_build_identity(o, cpu));
+  EXPECT_EQ(id.find("-march=native"), std::string::npos) << id;
+  CpuInfo other = cpu;
+  if (other.has("avx512f")) {
+    other.features.erase(std::find(other.features.begin(), other.features.end(), "avx512f"));
+  } else {
+    other.features.emplace_back("avx512f");
+  }
+  other.level = x86_64_level(other.features);
+  EXPECT_NE(native_build_identity(o, other), id);
+
+  // Two "compilers" at one path that differ only in what --version says.
+  std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("tsl-fake-cxx-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto fake = [&](const std::string& name, const std::string& version) {
+    std::filesystem::path p = dir / name;
+    std::ofstream(p) << "#!/bin/sh\necho '" << version << "'\necho 'second line'\n";
+    std::filesystem::permissions(p, std::filesystem::perms::owner_all);
+    return p.string();
+  };
+  o.compiler = fake("c1", "fake c++ 1.0");
+  std::string one = native_build_identity(o, cpu);
+  EXPECT_NE(one.find("(fake c++ 1.0)"), std::string::npos) << one;
+  EXPECT_EQ(one.find("second line"), std::string::npos) << one;
+  o.compiler = fake("c2", "fake c++ 2.0");
+  EXPECT_NE(native_build_identity(o, cpu), one);
+  o.compiler = (dir / "missing").string();
+  EXPECT_NE(native_build_identity(o, cpu).find("(unknown)"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

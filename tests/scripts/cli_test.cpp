@@ -56,6 +56,12 @@ TEST(CommandLine, VersionAndHelp) {
   Result v = tsl("--version");
   EXPECT_EQ(v.status, 0);
   EXPECT_EQ(v.out.rfind("tsl ", 0), 0u) << v.out;
+  // The build's instruction set written out (never "native": that names whichever
+  // machine reads it) and the running CPU's level.
+  EXPECT_NE(v.out.find("\nkernels: "), std::string::npos) << v.out;
+  EXPECT_EQ(v.out.find("-march=native"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("\ncpu: "), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find(", x86-64"), std::string::npos) << v.out;
   Result h = tsl("--help");
   EXPECT_EQ(h.status, 0);
   EXPECT_NE(h.out.find("usage: tsl"), std::string::npos);
