@@ -561,12 +561,7 @@ class IRParser {
     }
     // Before the structural ops return: `Undefined` with a block passed, and vmap hit an
     // internal error cloning it (found by mutating IR tests).
-    if (n->op() == OpId::GradOf) {
-      if (n->blocks().size() != 1 || !n->block(0)->params().empty())
-        fail(op_tok, "GradOf needs one block (the rule), without parameters");
-    } else if (!n->blocks().empty()) {
-      fail(op_tok, op_tok.text + " takes no blocks");
-    }
+    if (std::string p = block_structure_problem(n); !p.empty()) fail(op_tok, p);
     if (n->info().has(opflags::PRIM)) return;  // structural ops of other passes (GradOf)
     check_schema(n, op_tok, input_tokens);
   }

@@ -110,8 +110,7 @@ class Verifier {
         return;
       }
       case OpId::GradOf:
-        if (n->blocks().size() != 1 || !n->block(0)->params().empty())
-          fail(n, "GradOf needs 1 block without parameters");
+        if (std::string p = block_structure_problem(n); !p.empty()) fail(n, p);
         if (n->block(0)->returns().size() != n->outputs().size())
           fail(n, "GradOf block returns != outputs");
         return;
@@ -123,7 +122,7 @@ class Verifier {
         break;
     }
     // Structural ops too (an `Undefined` with a block reached vmap).
-    if (!n->blocks().empty()) fail(n, "only If, Loop, GradOf and FusionGroup have blocks");
+    if (std::string p = block_structure_problem(n); !p.empty()) fail(n, p);
     if (n->info().has(opflags::PRIM)) return;
     const FunctionSchema& s = schema_of(n->op());
     size_t expected = s.arguments.size();
@@ -188,6 +187,25 @@ class Verifier {
 };
 
 }  // namespace
+
+std::string block_structure_problem(const Node* n) {
+  switch (n->op()) {
+    case OpId::If:
+    case OpId::Loop:
+    case OpId::FusionGroup:
+      return "";
+    case OpId::GradOf:
+      if (n->blocks().size() != 1 || !n->block(0)->params().empty())
+        return "GradOf needs one block (the rule), without parameters";
+      return "";
+    default:
+      if (!n->blocks().empty())
+        return std::string(n->info().name) +
+               " takes no blocks (only If, Loop, GradOf and "
+               "FusionGroup have blocks)";
+      return "";
+  }
+}
 
 void verify(const Graph& g) { Verifier(g).run(); }
 

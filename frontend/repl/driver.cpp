@@ -323,13 +323,12 @@ int run_ir_file(const Options& o) {
         // the graph's header, naming the pass. Located errors keep their place.
         try {
           run_passes(*graphs[i], {pass}, /*verify_after_each=*/true);
-        } catch (const SourceError& e) {
-          if (e.range().source) throw;
-          compile_error(headers[i], str("pass '", pass, "': ", e.message()));
         } catch (const Error& e) {
-          std::string what = e.what();
-          if (what.starts_with("error: ")) what = what.substr(7);
-          compile_error(headers[i], str("pass '", pass, "': ", what));
+          const auto* located = dynamic_cast<const SourceError*>(&e);
+          if (located && located->range().source) throw;
+          compile_error(
+              headers[i],
+              str("pass '", pass, "': ", located ? located->message() : std::string(e.what())));
         }
       }
       std::cout << print_graph(*graphs[i], {.with_lines = true}) << "\n";

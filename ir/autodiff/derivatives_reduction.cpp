@@ -91,7 +91,9 @@ Sym prod_grad(const RuleContext& c, Sym g) {
   };
   Sym is_nan = call(OpId::isnan, {x});
   Sym is_inf = call(OpId::isinf, {x});
-  Sym zeros_o = others(is_zero), infs_o = others(is_inf), nans_o = others(is_nan);
+  // The zeros are counted above already; the other masks are counted here.
+  Sym zeros_o = zeros_e - where(is_zero, 1, 0);
+  Sym infs_o = others(is_inf), nans_o = others(is_nan);
   Sym negative = call(OpId::logical_or, {lt(x, 0.0), logical_and(is_zero, lt(reciprocal(x), 0.0))});
   Sym sign_each = where(negative, -1.0, 1.0);
   Sym sign_others = back(reduce(sign_each, OpId::prod)) * sign_each;  // / ±1
@@ -106,7 +108,10 @@ Sym prod_grad(const RuleContext& c, Sym g) {
                         finite_others)));
   Sym nonfinite = call(OpId::logical_or, {is_nan, is_inf});
   Sym slice_nonfinite = gt(back(reduce(where(nonfinite, 1.0, 0.0), OpId::sum)), 0.0);
-  Sym tensor_has_zero = gt(sum_all(where(is_zero, 1.0, 0.0)), 0.0);
+  Sym tensor_has_zero = gt(sum_all(zeros), 0);  // the slices' counts: no pass over x
+  // Not an If around this branch (it is needed only where both a zero and a nonfinite
+  // element occur): under vmap (jacrev, hessian) its condition would be batched data,
+  // which control flow cannot take.
   // The masks count in the default dtype: back to x's (a float16 x keeps float16).
   factor = where(logical_and(slice_nonfinite, tensor_has_zero), to_dtype(multiplied, dtype_of(x)),
                  factor);
