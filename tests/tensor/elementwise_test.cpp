@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/kernels/cpu/loops.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/ivalue.h"
 #include "runtime/tensor/tensor.h"
@@ -659,6 +660,74 @@ TEST(Unary, SimdFormsDoNotDependOnTheElementsPosition) {
       EXPECT_EQ(differ, 0) << op_info(op).name << " at offset " << offset;
     }
   }
+}
+
+// A 0-dim operand of another dtype than the computation's (a Python number's wrapped
+// tensor, mostly) is read as one converted value instead of being copied into a new
+// tensor: the same bits as converting it first, on either side, over contiguous,
+// strided and empty tensors, and in place.
+TEST(Elementwise, ZeroDimOperandsOfAnotherDtypeAreReadAsValues) {
+  auto same_bits = [](const Tensor& got, const Tensor& want, const std::string& what) {
+    ASSERT_EQ(got.dtype(), want.dtype()) << what;
+    ASSERT_EQ(got.sizes(), want.sizes()) << what;
+    std::vector<double> g = values(got), w = values(want);
+    for (size_t i = 0; i < g.size(); ++i) {
+      EXPECT_TRUE(std::memcmp(&g[i], &w[i], sizeof(double)) == 0 ||
+                  (std::isnan(g[i]) && std::isnan(w[i])))
+          << what << " element " << i << ": " << g[i] << " vs " << w[i];
+    }
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor xf = f32({-2.5f, 0.1f, 0.0f, 3.0f, nan, 1e30f, -7.0f, 0.3f});
+  const int64_t every_other_size[] = {4}, every_other_stride[] = {2};
+  std::vector<std::pair<std::string, Tensor>> xs = {
+      {"float32", xf},
+      {"float64", f64({-2.5, 0.1, 0.0, 3.0, 1e300, -7.0})},
+      {"int64", i64({-3, 0, 2, 7, 100, -1})},
+      {"float32 strided", xf.as_strided(every_other_size, every_other_stride, 1)},
+      {"float32 [2, 4]", shaped(xf, {2, 4})},
+      {"float32 empty", f32({})},
+  };
+  std::vector<std::pair<std::string, Tensor>> scalars = {
+      {"float64 0.1", Tensor::scalar(Scalar(0.1), DType::Float64)},
+      {"float64 -1e39", Tensor::scalar(Scalar(-1e39), DType::Float64)},
+      {"int64 3", Tensor::scalar(Scalar(int64_t{3}), DType::Int64)},
+      {"bool", Tensor::scalar(Scalar(true), DType::Bool)},
+      {"float32 2.5", Tensor::scalar(Scalar(2.5), DType::Float32)},
+  };
+  const OpId ops[] = {OpId::add, OpId::sub, OpId::mul, OpId::div,      OpId::maximum,
+                      OpId::eq,  OpId::lt,  OpId::pow, OpId::remainder};
+  for (const auto& [xname, x] : xs) {
+    for (const auto& [sname, s] : scalars) {
+      for (OpId op : ops) {
+        std::vector<IValue> tail;
+        if (op == OpId::add || op == OpId::sub) tail.emplace_back(int64_t{1});
+        if (op == OpId::div) tail.emplace_back();
+        auto run = [&](const Tensor& a, const Tensor& b) {
+          std::vector<IValue> args = {IValue(a), IValue(b)};
+          args.insert(args.end(), tail.begin(), tail.end());
+          return call(op, args);
+        };
+        std::string what = std::string(op_info(op).name) + "(" + xname + ", " + sname + ")";
+        // Converted first to the dtype the operands promote to. A combination that
+        // raises (sub with a bool, an integer remainder by 0) is PyTorch's error.
+        Tensor converted = call(OpId::to_dtype, {IValue(s), IValue(cpu::result_type({&x, &s}))});
+        auto check = [&](const Tensor& a, const Tensor& b, const Tensor& a2, const Tensor& b2,
+                         const std::string& where) {
+          if (error_of([&] { run(a, b); }) == "<no error>") {
+            same_bits(run(a, b), run(a2, b2), where);
+          }
+        };
+        check(x, s, x, converted, what);
+        check(s, x, converted, x, what + " swapped");
+      }
+    }
+  }
+  // In place: x *= s.
+  Tensor a = f32({1.5f, -2.0f, 0.1f}), b = f32({1.5f, -2.0f, 0.1f});
+  call(OpId::mul_, {IValue(a), IValue(Tensor::scalar(Scalar(0.1), DType::Float64))});
+  call(OpId::mul_, {IValue(b), IValue(Tensor::scalar(Scalar(0.1), DType::Float32))});
+  same_bits(a, b, "mul_");
 }
 
 }  // namespace

@@ -8,25 +8,17 @@ namespace tsl {
 namespace {
 
 template <typename To, typename From>
-To convert(From v) {
-  if constexpr (std::is_same_v<To, bool>)
-    return v != From(0);
-  else
-    return static_cast<To>(v);
-}
-
-template <typename To, typename From>
 void copy_typed(const Tensor& dst, const Tensor& src) {
   To* out = dst.data_ptr<To>();
   const From* in = src.data_ptr<From>();
   if (dst.is_contiguous() && src.is_contiguous() && dst.sizes() == src.sizes()) {
     int64_t n = dst.numel();
-    for (int64_t i = 0; i < n; ++i) out[i] = convert<To>(in[i]);
+    for (int64_t i = 0; i < n; ++i) out[i] = cpu::convert_value<To>(in[i]);
     return;
   }
   const std::span<const int64_t> strides[2] = {dst.strides().span(), src.strides().span()};
   cpu::for_each_offset<2>(dst.sizes().span(), strides,
-                          [&](const int64_t* o) { out[o[0]] = convert<To>(in[o[1]]); });
+                          [&](const int64_t* o) { out[o[0]] = cpu::convert_value<To>(in[o[1]]); });
 }
 
 }  // namespace

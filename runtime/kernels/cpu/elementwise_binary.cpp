@@ -11,6 +11,7 @@
 #include "runtime/kernels/cpu/elementwise_math.h"
 #include "runtime/kernels/cpu/loops.h"
 #include "runtime/kernels/cpu/products.h"
+#include "runtime/kernels/cpu/strided.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/grad_mode.h"
 #include "runtime/tensor/memory_overlap.h"
@@ -62,14 +63,48 @@ Operands prepare(const Tensor& a, const Tensor& b, DType compute, const char* na
   return {cpu::to_dtype_copy(a, compute), cpu::to_dtype_copy(b, compute), std::move(shape)};
 }
 
+// A 0-dim operand of another dtype than the computation's, as one converted value:
+// mostly a Python number's wrapped tensor (`x * 1.5` on float32 x), which would
+// otherwise be copied into a new tensor on every call (a third of a small op's time).
+template <typename T>
+bool convert_as_value(const Tensor& t) {
+  return t.dim() == 0 && t.dtype() != dtype_of<T> && t.device().is_cpu();
+}
+template <typename T>
+T value_as(const Tensor& t) {
+  T v{};
+  TSL_DISPATCH_ALL(t.dtype(), "convert",
+                   [&] { v = cpu::convert_value<T>(*static_cast<const scalar_t*>(t.raw_data())); });
+  return v;
+}
+
 // out[i] = op(a[i], b[i]) computed in T, stored as Out: in a new tensor, or through
 // the strides of `into` (in-place ops; its shape is the broadcast shape, checked).
 template <typename T, typename Out, typename Op>
 Tensor binary_typed(const Tensor& a, const Tensor& b, const char* name, Op op,
                     const Tensor* into = nullptr) {
-  Operands p = prepare(a, b, dtype_of<T>, name);
-  Tensor out = into ? *into : Tensor::empty(p.shape, dtype_of<Out>);
-  cpu::binary_into<T, Out>(out, p.a, p.b, op);
+  if (!convert_as_value<T>(a) && !convert_as_value<T>(b)) {
+    Operands p = prepare(a, b, dtype_of<T>, name);
+    Tensor out = into ? *into : Tensor::empty(p.shape, dtype_of<Out>);
+    cpu::binary_into<T, Out>(out, p.a, p.b, op);
+    return out;
+  }
+  check_cpu(a, b);
+  DimVector shape =
+      a.sizes() == b.sizes() ? a.sizes() : broadcast_shapes(a.sizes(), b.sizes(), name);
+  Tensor out = into ? *into : Tensor::empty(shape, dtype_of<Out>);
+  T values[2] = {};
+  Tensor kept[2];
+  auto operand = [&](const Tensor& t, int k) {
+    if (convert_as_value<T>(t)) {
+      values[k] = value_as<T>(t);
+      return cpu::Operand<T>{&values[k], DimVector(shape.size(), 0)};
+    }
+    kept[k] = cpu::to_dtype_copy(t, dtype_of<T>);
+    return cpu::Operand<T>{static_cast<const T*>(kept[k].raw_data()),
+                           cpu::broadcast_strides(kept[k], shape)};
+  };
+  cpu::binary_into<T, Out>(out, operand(a, 0), operand(b, 1), op);
   return out;
 }
 

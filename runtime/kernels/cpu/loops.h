@@ -113,6 +113,20 @@ void run_loop(const LoopShape<N>& s, Row&& row) {
   parallel_for(s.numel, kParallelGrain, [&](int64_t b, int64_t e) { loop_range(s, b, e, row); });
 }
 
+// The stride of an operand in one row over all of a contiguous `out`: 1 when its
+// strides are out's (on every dim of more than one element), 0 when it is one value
+// broadcast everywhere, -1 otherwise. Small contiguous ops skip the loop shape with it.
+inline int64_t row_stride(const Tensor& out, std::span<const int64_t> strides) {
+  std::span<const int64_t> sizes = out.sizes(), contiguous = out.strides();
+  bool same = true, zero = true;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) continue;
+    same = same && strides[d] == contiguous[d];
+    zero = zero && strides[d] == 0;
+  }
+  return same ? 1 : zero ? 0 : -1;
+}
+
 // ---- Typed bodies ---------------------------------------------------------------------
 
 // out = op(a) over `shape`; a and out have the given strides and element types.
@@ -151,18 +165,38 @@ void binary_row(Out* o, const In* a, const In* b, int64_t n, const int64_t* st, 
 
 // out = op(a, b) elementwise. a and b have element type In and broadcast to out's
 // shape; out may be strided (in-place ops write through views).
+// An operand of binary_into given by its elements and its strides over out's shape
+// (0 where it broadcasts): a tensor's, or one value held by the caller.
+template <typename In>
+struct Operand {
+  const In* data;
+  DimVector strides;
+};
+
+template <typename In, typename Out, typename Op>
+void binary_into(const Tensor& out, const Operand<In>& a, const Operand<In>& b, Op op) {
+  Out* out_data = static_cast<Out*>(out.raw_data());
+  // One row, as the loop shape would make it (same results), without building it.
+  if (out.is_contiguous() && out.numel() < 2 * kParallelGrain) {
+    const int64_t st[3] = {1, row_stride(out, a.strides), row_stride(out, b.strides)};
+    if (st[1] >= 0 && st[2] >= 0) {
+      if (out.numel() > 0) binary_row<In, Out>(out_data, a.data, b.data, out.numel(), st, op);
+      return;
+    }
+  }
+  const DimVector strides[3] = {out.strides(), a.strides, b.strides};
+  LoopShape<3> s = make_loop_shape<3>(out.sizes(), strides);
+  run_loop(s, [&](const int64_t* off, int64_t n, const int64_t* st) {
+    binary_row<In, Out>(out_data + off[0], a.data + off[1], b.data + off[2], n, st, op);
+  });
+}
+
 template <typename In, typename Out, typename Op>
 void binary_into(const Tensor& out, const Tensor& a, const Tensor& b, Op op) {
   std::span<const int64_t> shape = out.sizes();
-  const DimVector strides[3] = {out.strides(), broadcast_strides(a, shape),
-                                broadcast_strides(b, shape)};
-  LoopShape<3> s = make_loop_shape<3>(shape, strides);
-  Out* out_data = static_cast<Out*>(out.raw_data());
-  const In* a_data = static_cast<const In*>(a.raw_data());
-  const In* b_data = static_cast<const In*>(b.raw_data());
-  run_loop(s, [&](const int64_t* off, int64_t n, const int64_t* st) {
-    binary_row<In, Out>(out_data + off[0], a_data + off[1], b_data + off[2], n, st, op);
-  });
+  binary_into<In, Out>(
+      out, Operand<In>{static_cast<const In*>(a.raw_data()), broadcast_strides(a, shape)},
+      Operand<In>{static_cast<const In*>(b.raw_data()), broadcast_strides(b, shape)}, op);
 }
 
 // out = cond ? a : b elementwise, all broadcast to out's shape.

@@ -4,10 +4,21 @@
 
 #include <cstdint>
 #include <span>
+#include <type_traits>
 
 #include "runtime/tensor/dim_vector.h"
 
 namespace tsl::cpu {
+
+// One element converted between dtypes as copy_into converts it: to bool by `!= 0`,
+// else by static_cast.
+template <typename To, typename From>
+To convert_value(From v) {
+  if constexpr (std::is_same_v<To, bool>)
+    return v != From(0);
+  else
+    return static_cast<To>(v);
+}
 
 // Calls fn(offsets) for every index of `sizes` in row-major order, where offsets[k]
 // is the element offset of that index in operand k (sum of index * strides[k]).
