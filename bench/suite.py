@@ -336,6 +336,18 @@ def torch_version():
         return "PyTorch not installed"
 
 
+def tsl_instruction_sets(tsl):
+    """What `tsl --version` says of the CPU's x86-64 level and the build's -march."""
+    try:
+        text = subprocess.run([tsl, "--version"], capture_output=True, text=True,
+                              timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (tsl --version did not run)"
+    found = dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
+    cpu = found.get("cpu", "unknown").rsplit(", ", 1)[-1]
+    return f"this CPU {cpu}; TSL's kernels {found.get('kernels', 'unknown')}"
+
+
 # ---- Output
 
 def print_table(suite, started, load_before):
@@ -343,6 +355,7 @@ def print_table(suite, started, load_before):
               "target", "result", "peak RSS MiB (TSL / eager / TS)"]
     print(f"Machine: {cpu_model()}, {os.cpu_count()} cores, {platform.system()} "
           f"{platform.release()}; {torch_version() if suite.torch else 'TSL only'}")
+    print(f"Instruction sets: {tsl_instruction_sets(suite.args.tsl)}")
     print(f"Run: {started:%Y-%m-%d %H:%M} UTC, {suite.args.threads} thread(s) for TSL and "
           f"PyTorch{', --quick' if suite.args.quick else ''}; "
           f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after\n")
