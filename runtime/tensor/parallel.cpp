@@ -160,6 +160,8 @@ void set_num_threads(int n) {
   g_num_threads = std::max(1, std::min(n, 64));
 }
 
+bool inside_parallel_region() { return t_inside_parallel_region; }
+
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);

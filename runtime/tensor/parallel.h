@@ -21,4 +21,8 @@ void set_num_threads(int n);
 // An exception thrown by any chunk is rethrown here after every chunk has finished.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
+// Whether the calling thread is running a chunk of parallel_for: code that other chunks
+// may run at the same moment.
+bool inside_parallel_region();
+
 }  // namespace tsl

@@ -11,6 +11,7 @@
 #include "runtime/kernels/cpu/linalg_gemm.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/ivalue.h"
+#include "runtime/tensor/parallel.h"
 #include "runtime/tensor/tensor.h"
 #include "tests/tensor/kernel_test_util.h"
 
@@ -353,6 +354,68 @@ TEST(Linalg, GemmOfNegativeZeroTermsIsPositiveZero) {
     EXPECT_EQ(c[0], 0.0f);
   }
   cpu::set_gemm_library(before);
+}
+
+// Products running at once: a large product split over TSL's pool, and products called
+// from several pool threads. Debian's serial OpenBLAS shares its work buffers between
+// concurrent calls: two-thread conv2d results were off by up to 65 in one element in
+// 400 (found from cnn_digits printing other numbers on every run). Each result is
+// checked against the product in float64.
+TEST(Linalg, ProductsRunningAtOnceAreRight) {
+  int threads_before = num_threads();
+  set_num_threads(2);
+  cpu::GemmLibrary before = cpu::gemm_library();
+  // conv2d's shape: 32 filters of 16x3x3 over 256 8x8 images, split along n.
+  const int64_t m = 32, k = 144, n = 16384;
+  std::vector<float> a(m * k), b(k * n);
+  uint32_t state = 12345;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<float>(static_cast<int32_t>(state >> 8) % 2001 - 1000) / 500.0f;
+  };
+  for (float& v : a) v = next();
+  for (float& v : b) v = next();
+  std::vector<double> ref(m * n, 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) ref[i * n + j] += double(a[i * k + p]) * b[p * n + j];
+  auto worst_error = [&](const std::vector<float>& c, int64_t rows) {
+    double worst = 0;
+    for (int64_t i = 0; i < rows * n; ++i) worst = std::max(worst, std::abs(c[i] - ref[i]));
+    return worst;
+  };
+  for (cpu::GemmLibrary library : {cpu::GemmLibrary::Eigen, cpu::GemmLibrary::Blas}) {
+    cpu::set_gemm_library(library);
+    SCOPED_TRACE(cpu::gemm_library() == cpu::GemmLibrary::Blas ? "OpenBLAS" : "Eigen");
+    for (int rep = 0; rep < 10; ++rep) {
+      std::vector<float> c(m * n, 0.0f);
+      cpu::gemm<float>({a.data(), m, k, k, 1}, {b.data(), k, n, n, 1}, c.data(), n, false);
+      ASSERT_LT(worst_error(c, m), 1e-3) << "split product, run " << rep;
+    }
+    // conv2d's per-image products from the pool's threads at once: w [32, 144] times
+    // an image's columns [144, 64] (the first 64 columns of b), added to a bias.
+    const int64_t images = 64, l = 64;
+    std::vector<float> out(images * m * l), cols(k * l);
+    for (int64_t r = 0; r < k; ++r)
+      for (int64_t c = 0; c < l; ++c) cols[r * l + c] = b[r * n + c];
+    for (int rep = 0; rep < 5; ++rep) {
+      std::fill(out.begin(), out.end(), 0.5f);
+      parallel_for(images, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          cpu::gemm<float>({a.data(), m, k, k, 1}, {cols.data(), k, l, l, 1},
+                           out.data() + i * m * l, l, /*accumulate=*/true, /*allow_threads=*/false);
+        }
+      });
+      double worst = 0;
+      for (int64_t i = 0; i < images; ++i)
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t c = 0; c < l; ++c)
+            worst = std::max(worst, std::abs(out[(i * m + r) * l + c] - 0.5 - ref[r * n + c]));
+      ASSERT_LT(worst, 1e-3) << "per-image products, run " << rep;
+    }
+  }
+  cpu::set_gemm_library(before);
+  set_num_threads(threads_before);
 }
 
 }  // namespace

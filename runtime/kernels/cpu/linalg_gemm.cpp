@@ -10,6 +10,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdlib>
+#include <mutex>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -200,6 +201,9 @@ void direct_dispatch_b(const MatView<T>& a, const MatView<T>& b, Layout la, Layo
 }
 
 #if TSL_HAVE_BLAS
+// One BLAS call at a time (Note [GEMM through BLAS]).
+std::mutex g_blas_mutex;
+
 // Note [GEMM through BLAS]
 // With TSL_BLAS (cmake/blas.cmake), float and double products other than matrix-vector
 // and tiny ones call OpenBLAS's sgemm/dgemm: on AVX2 machines Eigen's GEMM runs at about
@@ -210,8 +214,19 @@ void direct_dispatch_b(const MatView<T>& a, const MatView<T>& b, Layout la, Layo
 // kernel. Row-major and column-major operands are BLAS's NoTrans and Trans at their
 // outer stride, so transposed views need no copy. beta = 0 never reads C, and a sum of
 // products that are all -0 is +0, as in PyTorch (it calls a BLAS too).
+//
+// Debian's serial OpenBLAS is not safe to call from two threads at once: conv2d's
+// per-image products from the pool's threads came back with elements off by up to 65
+// (Linalg.ProductsRunningAtOnceAreRight; cnn_digits printed other numbers on every
+// run). So BLAS runs only one call at a time and only where no other thread is likely
+// to want it: a product large enough to split over the pool, or one asked for from
+// inside a parallel_for chunk (conv2d's images), goes to Eigen, which is thread-safe;
+// the choice depends on the call, never on timing, so results are the same bits on
+// every run. A BLAS that is safe to call at once (OpenBLAS built with USE_LOCKING, or
+// its pthread build held to one thread) would let the split come back.
 void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+  std::lock_guard<std::mutex> one_at_a_time(g_blas_mutex);
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
               static_cast<int>(lda), b, static_cast<int>(ldb), accumulate ? 1.0f : 0.0f, c,
@@ -220,6 +235,7 @@ void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a
 
 void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
                const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate) {
+  std::lock_guard<std::mutex> one_at_a_time(g_blas_mutex);
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
               static_cast<int>(lda), b, static_cast<int>(ldb), accumulate ? 1.0 : 0.0, c,
@@ -255,16 +271,10 @@ bool blas_gemm(const MatView<T>& a, Layout la, const MatView<T>& b, Layout lb, T
     blas_call(ta, tb, r1 - r0, c1 - c0, k, a.data + r0 * a_row, lda, b.data + c0 * b_col, ldb,
               c + r0 * ldc + c0, ldc, accumulate);
   };
-  if (!allow_threads || m * n * k < kBlasParallelWork || std::max(m, n) < 64 ||
-      num_threads() == 1) {
-    part(0, m, 0, n);
-  } else if (m >= n) {
-    parallel_for((m + 31) / 32, 1,
-                 [&](int64_t b0, int64_t b1) { part(b0 * 32, std::min(m, b1 * 32), 0, n); });
-  } else {
-    parallel_for((n + 31) / 32, 1,
-                 [&](int64_t b0, int64_t b1) { part(0, m, b0 * 32, std::min(n, b1 * 32)); });
-  }
+  bool split =
+      allow_threads && m * n * k >= kBlasParallelWork && std::max(m, n) >= 64 && num_threads() > 1;
+  if (split || inside_parallel_region()) return false;  // Eigen: see above
+  part(0, m, 0, n);
   return true;
 }
 #endif
