@@ -43,24 +43,11 @@ Tensor dispatch_compute(DType t, const char* name, Fn&& fn) {
   not_implemented(name, t);
 }
 
-// Both operands converted to the compute dtype, and the shape they broadcast to.
-struct Operands {
-  Tensor a, b;
-  DimVector shape;
-};
-
 // The CPU kernels read every operand from host memory.
 void check_cpu(const Tensor& a, const Tensor& b) {
   TSL_CHECK(a.device().is_cpu() && b.device().is_cpu(),
             "Expected all tensors to be on the same device, but found at least two devices, ",
             a.device().str(), " and ", b.device().str(), "!");
-}
-
-Operands prepare(const Tensor& a, const Tensor& b, DType compute, const char* name) {
-  check_cpu(a, b);
-  DimVector shape =
-      a.sizes() == b.sizes() ? a.sizes() : broadcast_shapes(a.sizes(), b.sizes(), name);
-  return {cpu::to_dtype_copy(a, compute), cpu::to_dtype_copy(b, compute), std::move(shape)};
 }
 
 // A 0-dim operand of another dtype than the computation's, as one converted value:
@@ -80,19 +67,14 @@ T value_as(const Tensor& t) {
 
 // out[i] = op(a[i], b[i]) computed in T, stored as Out: in a new tensor, or through
 // the strides of `into` (in-place ops; its shape is the broadcast shape, checked).
+// Each operand is converted to T: a 0-dim one of another dtype as one value, any
+// other as a tensor (itself when it has T already).
 template <typename T, typename Out, typename Op>
 Tensor binary_typed(const Tensor& a, const Tensor& b, const char* name, Op op,
                     const Tensor* into = nullptr) {
-  if (!convert_as_value<T>(a) && !convert_as_value<T>(b)) {
-    Operands p = prepare(a, b, dtype_of<T>, name);
-    Tensor out = into ? *into : Tensor::empty(p.shape, dtype_of<Out>);
-    cpu::binary_into<T, Out>(out, p.a, p.b, op);
-    return out;
-  }
   check_cpu(a, b);
   DimVector shape =
       a.sizes() == b.sizes() ? a.sizes() : broadcast_shapes(a.sizes(), b.sizes(), name);
-  Tensor out = into ? *into : Tensor::empty(shape, dtype_of<Out>);
   T values[2] = {};
   Tensor kept[2];
   auto operand = [&](const Tensor& t, int k) {
@@ -104,7 +86,9 @@ Tensor binary_typed(const Tensor& a, const Tensor& b, const char* name, Op op,
     return cpu::Operand<T>{static_cast<const T*>(kept[k].raw_data()),
                            cpu::broadcast_strides(kept[k], shape)};
   };
-  cpu::binary_into<T, Out>(out, operand(a, 0), operand(b, 1), op);
+  cpu::Operand<T> first = operand(a, 0), second = operand(b, 1);
+  Tensor out = into ? *into : Tensor::empty(shape, dtype_of<Out>);
+  cpu::binary_into<T, Out>(out, first, second, op);
   return out;
 }
 

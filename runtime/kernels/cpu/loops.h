@@ -163,8 +163,6 @@ void binary_row(Out* o, const In* a, const In* b, int64_t n, const int64_t* st, 
   }
 }
 
-// out = op(a, b) elementwise. a and b have element type In and broadcast to out's
-// shape; out may be strided (in-place ops write through views).
 // An operand of binary_into given by its elements and its strides over out's shape
 // (0 where it broadcasts): a tensor's, or one value held by the caller.
 template <typename In>
@@ -173,6 +171,8 @@ struct Operand {
   DimVector strides;
 };
 
+// out = op(a, b) elementwise. a and b have element type In and broadcast to out's
+// shape; out may be strided (in-place ops write through views).
 template <typename In, typename Out, typename Op>
 void binary_into(const Tensor& out, const Operand<In>& a, const Operand<In>& b, Op op) {
   Out* out_data = static_cast<Out*>(out.raw_data());
