@@ -539,9 +539,7 @@ autodiff::Gradient CompilationUnit::gradient_graphs(FunctionDecl& decl,
                                                     const SourceRange& use, size_t* num_seeds) {
   const FunctionDecl::Compiled& compiled = compile_function(decl, use);
   std::unique_ptr<Graph> forward = compiled.function->graph().clone();
-  inline_calls(*forward, [](const Node* call) {
-    return &static_cast<Function&>(call->attr("fn").to_object()).graph();
-  });
+  inline_function_calls(*forward);
   autodiff::JointOptions options;
   options.function_name = decl.name;
   autodiff::JointGraph joint = autodiff::build_joint(*forward, wrt, options);
@@ -729,9 +727,7 @@ const FunctionDecl::Compiled& CompilationUnit::compile_transform(FunctionDecl& d
                            returns->str());
   }
   std::unique_ptr<Graph> forward = inner.function->graph().clone();
-  inline_calls(*forward, [](const Node* call) {
-    return &static_cast<Function&>(call->attr("fn").to_object()).graph();
-  });
+  inline_function_calls(*forward);
   // An inner transform's graph was specialized already, and its parameters need not be
   // the forward's inputs in order.
   if (!t.inner->transform) bind_constant_args(*forward, constants, use);

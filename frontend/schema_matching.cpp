@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "frontend/dtype_inference.h"
+#include "ir/dtype_rules.h"
 
 namespace tsl {
 namespace {

@@ -19,9 +19,9 @@ struct Gradient;
 // Note [Optimizing compiled functions]
 // A Function keeps its graph as the frontend or autodiff built it: that graph is what
 // the dumps show (`--dump=ir`, `:graph`), what callers inline and what transforms
-// differentiate. Its Code is compiled, once, from an optimized copy (the pipeline of
-// ir/passes/pipeline.h, then elementwise fusion (ir/passes/fuse_elementwise.h, run
-// by runtime/fusion.h), then the verifier), so every function, top-level statement
+// differentiate. Its Code is compiled, once, from a copy that went through the pipeline
+// of ir/passes/pipeline.h (the optimizer, then elementwise fusion, run by
+// runtime/fusion.h, then the verifier), so every function, top-level statement
 // and gradient graph runs optimized while the text a learner reads stays the one
 // written. `tsl --no-opt` or TSL_NO_OPT=1 compiles the graph as it is (no fusion
 // either), for debugging the passes.
@@ -30,6 +30,12 @@ struct Gradient;
 // set to something other than "" or "0"; `tsl --no-opt` turns it off.
 bool optimization_enabled();
 void set_optimization_enabled(bool on);
+
+// Whether the interpreter checks each op's tensor results against the dtypes their static
+// types name (Note [Result rules] in runtime/ops.def): a mismatch is an internal error.
+// On with TSL_CHECK_TYPES=1 and in sanitizer builds; tests turn it on.
+bool result_type_checks_enabled();
+void set_result_type_checks(bool on);
 
 // The two-stage Code of a gradient (autodiff::split's f and df; see Note [Compiling a
 // graph to Code]): f and df are each optimized, fused and verified as Function::code()
@@ -68,6 +74,10 @@ class Function : public ObjectImpl {
   std::unique_ptr<Code> code_;
   std::once_flag compiled_;
 };
+
+// Inlines every call of a user function in `g` (ir/passes/inline_calls.h): a CallFunction
+// calls, and a MakeClosure captures, the Function in its `fn` attribute.
+void inline_function_calls(Graph& g);
 
 // A function value with captured values (`vjp`'s vjp_fn): calling it runs `function`
 // on the call's arguments followed by the captures.

@@ -14,6 +14,7 @@
 #include "ir/autodiff/differentiate.h"
 #include "ir/autodiff/functionalize.h"
 #include "ir/passes/fuse_elementwise.h"
+#include "ir/passes/inline_calls.h"
 #include "ir/passes/pipeline.h"
 #include "ir/schema.h"
 #include "runtime/autograd/record.h"
@@ -820,6 +821,37 @@ void InterpreterState::rethrow_with_location(const Instruction& inst) {
   }
 }
 
+namespace {
+
+std::atomic<bool>& result_type_check_flag() {
+#ifdef TSL_SANITIZE
+  static std::atomic<bool> on = true;
+#else
+  static std::atomic<bool> on = [] {
+    const char* v = std::getenv("TSL_CHECK_TYPES");
+    return v && *v && std::string_view(v) != "0";
+  }();
+#endif
+  return on;
+}
+
+// A result whose static type names a dtype holds a tensor of that dtype, or a broken
+// dtype rule would go unseen until it made a wrong number.
+void check_result_types(const Node& node, const IValue* regs, const uint32_t* outs,
+                        uint32_t count) {
+  for (uint32_t k = 0; k < count && k < node.outputs().size(); ++k) {
+    std::optional<DType> want = node.output(k)->type()->tensor_dtype();
+    const IValue& r = regs[outs[k]];
+    if (!want || !r.is_tensor() || !r.tensor_impl()) continue;
+    TSL_INTERNAL_ASSERT(r.tensor_impl()->dtype() == *want, node.info().name, " at ",
+                        node.range().location(), " returned a ",
+                        scalar_type_name(r.tensor_impl()->dtype()),
+                        " tensor where its static type says ", scalar_type_name(*want));
+  }
+}
+
+}  // namespace
+
 // Runs the instructions [begin, end) of one stage. Jumps stay inside the stage.
 void InterpreterState::execute(int32_t begin, int32_t end) {
   const Instruction* insts = code_.instructions_.data();
@@ -829,6 +861,7 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
   int32_t pc = begin;
   MemoryRun* trace = memory_ && memory_->traces() ? memory_.get() : nullptr;
   const uint32_t stage = static_cast<uint32_t>(next_stage_ - 1);
+  const bool check_types = result_type_checks_enabled();
   while (pc < n) {
     const Instruction& inst = insts[pc];
     if (trace) trace->at(pc, stage);
@@ -852,6 +885,8 @@ void InterpreterState::execute(int32_t begin, int32_t end) {
             inst.fn(args);
           }
           if (trace) trace->name_outputs(regs, idx + inst.outputs, inst.num_outputs, code_);
+          if (check_types)
+            check_result_types(*inst.node, regs, idx + inst.outputs, inst.num_outputs);
           if (profiler) {
             auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                 std::chrono::steady_clock::now() - t0);
@@ -977,7 +1012,19 @@ std::shared_ptr<const Graph> graph_to_compile(const std::shared_ptr<Graph>& grap
 
 bool optimization_enabled() { return optimization_flag().load(std::memory_order_relaxed); }
 
+bool result_type_checks_enabled() {
+  return result_type_check_flag().load(std::memory_order_relaxed);
+}
+
+void set_result_type_checks(bool on) { result_type_check_flag().store(on); }
+
 void set_optimization_enabled(bool on) { optimization_flag().store(on); }
+
+void inline_function_calls(Graph& g) {
+  inline_calls(g, [](const Node* call) {
+    return &static_cast<Function&>(call->attr("fn").to_object()).graph();
+  });
+}
 
 Function::Function(std::string name, std::shared_ptr<Graph> graph)
     : name_(std::move(name)), graph_(std::move(graph)) {}

@@ -8,7 +8,6 @@
 
 #include "frontend/compilation_unit.h"
 #include "ir/autodiff/differentiate.h"
-#include "ir/passes/inline_calls.h"
 #include "runtime/autograd/record.h"
 #include "runtime/function.h"
 #include "runtime/memory_planner.h"
@@ -34,9 +33,7 @@ autodiff::Gradient gradient_of(CompilationUnit& unit, FunctionDecl& decl,
                                const std::vector<size_t>& wrt, const SourceRange& use) {
   const FunctionDecl::Compiled& compiled = unit.compile_function(decl, use);
   std::unique_ptr<Graph> forward = compiled.function->graph().clone();
-  inline_calls(*forward, [](const Node* call) {
-    return &static_cast<Function&>(call->attr("fn").to_object()).graph();
-  });
+  inline_function_calls(*forward);
   autodiff::JointOptions options;
   options.function_name = decl.name;
   autodiff::Gradient gradient = autodiff::split(autodiff::build_joint(*forward, wrt, options));

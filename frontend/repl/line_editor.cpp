@@ -51,7 +51,7 @@ const char* const kMetaCommands[] = {":help",   ":vars",    ":type",    ":graph"
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // The ops of one namespace by name (opflags::TORCH, NNF, MATH, METHOD, GLOBAL).
-std::vector<std::string> op_names(uint32_t space) {
+std::vector<std::string> op_names(uint64_t space) {
   std::vector<std::string> out;
   for (int i = 0; i < kNumOps; ++i) {
     const OpInfo& info = op_info(static_cast<OpId>(i));
@@ -189,7 +189,7 @@ std::vector<std::string> keyword_arguments(CompilationUnit& unit, const std::str
     return out;
   }
   std::string base = callee;
-  uint32_t space = opflags::GLOBAL;
+  uint64_t space = opflags::GLOBAL;
   size_t dot = callee.rfind('.');
   if (dot != std::string::npos) {
     std::string owner = callee.substr(0, dot), module = owner;

@@ -479,7 +479,7 @@ void show_doc(CompilationUnit& unit, const std::string& name, std::ostream& out,
   // A builtin: torch.NAME, F.NAME (torch.nn.functional.NAME), math.NAME or NAME.
   struct Space {
     const char* prefix;
-    uint32_t flag;
+    uint64_t flag;
   };
   static constexpr Space kSpaces[] = {{"torch.nn.functional.", opflags::NNF},
                                       {"F.", opflags::NNF},

@@ -10,21 +10,7 @@
 
 namespace tsl::autodiff {
 
-bool is_inplace_update(OpId op) {
-  switch (op) {
-    case OpId::add_:
-    case OpId::sub_:
-    case OpId::mul_:
-    case OpId::div_:
-    case OpId::copy_:
-    case OpId::fill_:
-    case OpId::zero_:
-    case OpId::index_put_:
-      return true;
-    default:
-      return false;
-  }
-}
+bool is_inplace_update(OpId op) { return op_info(op).has(opflags::INPLACE); }
 
 Value* out_of_place(Graph& g, Node* n) {
   InsertPointGuard guard(g, n);
@@ -32,18 +18,7 @@ Value* out_of_place(Graph& g, Node* n) {
   Sym self = n->input(0);
   Sym r;
   switch (n->op()) {
-    case OpId::add_:
-      r = call(OpId::add, {self, n->input(1), n->input(2)});
-      break;
-    case OpId::sub_:
-      r = call(OpId::sub, {self, n->input(1), n->input(2)});
-      break;
-    case OpId::mul_:
-      r = call(OpId::mul, {self, n->input(1)});
-      break;
-    case OpId::div_:
-      r = call(OpId::div, {self, n->input(1)});
-      break;
+    // The in-place updates whose out-of-place form has another name.
     case OpId::copy_:
       r = n->input(1);
       break;
@@ -53,11 +28,15 @@ Value* out_of_place(Graph& g, Node* n) {
     case OpId::zero_:
       r = zeros_like(self);
       break;
-    case OpId::index_put_:
-      r = call(OpId::index_put, {self, n->input(1), n->input(2), n->input(3)});
+    default: {
+      // add_ -> add with the same arguments (Note [The op table]: INPLACE).
+      std::string_view name = n->info().name;
+      std::optional<OpId> op =
+          name.ends_with('_') ? find_op(name.substr(0, name.size() - 1)) : std::nullopt;
+      TSL_INTERNAL_ASSERT(op && is_inplace_update(n->op()), "no out-of-place form of ", name);
+      r = call(*op, std::vector<Arg>(n->inputs().begin(), n->inputs().end()));
       break;
-    default:
-      TSL_INTERNAL_ASSERT(false, "not an in-place update: ", n->info().name);
+    }
   }
   // An in-place update keeps self's dtype and shape (the kernel checks that the
   // result can be cast and that the other operand broadcasts into self).
@@ -286,21 +265,7 @@ class PointsTo {
 };
 
 // Reads of a tensor's metadata, which an in-place update never changes.
-bool reads_only_metadata(const Node* user) {
-  switch (user->op()) {
-    case OpId::size:
-    case OpId::size_dim:
-    case OpId::dim:
-    case OpId::numel:
-    case OpId::is_floating_point:
-    case OpId::len_tensor:
-    case OpId::dtype:
-    case OpId::device:
-      return true;
-    default:
-      return false;
-  }
-}
+bool reads_only_metadata(const Node* user) { return user->info().has(opflags::META); }
 
 // What must hold for the out-of-place rewrite to be exact.
 struct Conditions {

@@ -24,7 +24,8 @@ namespace tsl::autodiff {
 // wrong gradient. In-place updates of values no gradient flows through (under
 // `with no_grad():`, of constants) stay in place.
 //
-// The ops: add_, sub_, mul_, div_, copy_, fill_, zero_.
+// The ops: the rows marked INPLACE in runtime/ops.def (add_, sub_, mul_, div_, copy_,
+// fill_, zero_, index_put_).
 bool is_inplace_update(OpId op);
 
 // Inserts before `n` (an in-place update) the value it writes into its self, out of

@@ -6,60 +6,8 @@
 namespace tsl {
 namespace {
 
-// Scalar and structural ops whose kernels never raise on well-typed inputs.
-bool is_non_raising_op(OpId op) {
-  switch (op) {
-    case OpId::Constant:
-    case OpId::ListConstruct:
-    case OpId::TupleConstruct:
-    case OpId::TupleUnpack:
-    case OpId::TupleIndex:
-    case OpId::to_optional:
-    case OpId::add_float:
-    case OpId::sub_float:
-    case OpId::mul_float:
-    case OpId::neg_float:
-    case OpId::eq_int:
-    case OpId::eq_float:
-    case OpId::eq_bool:
-    case OpId::ne_int:
-    case OpId::ne_float:
-    case OpId::ne_bool:
-    case OpId::lt_int:
-    case OpId::lt_float:
-    case OpId::le_int:
-    case OpId::le_float:
-    case OpId::gt_int:
-    case OpId::gt_float:
-    case OpId::ge_int:
-    case OpId::ge_float:
-    case OpId::not_bool:
-    case OpId::eq_str:
-    case OpId::ne_str:
-    case OpId::add_str:
-    case OpId::eq_dtype:
-    case OpId::ne_dtype:
-    case OpId::eq_device:
-    case OpId::ne_device:
-    case OpId::min_int:
-    case OpId::max_int:
-    case OpId::Float_int:
-    case OpId::Float_bool:
-    case OpId::Int_bool:
-    case OpId::Bool_int:
-    case OpId::Bool_float:
-    case OpId::len_list:
-    case OpId::size:
-    case OpId::dim:
-    case OpId::numel:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool cannot_raise(const Node* n) {
-  if (is_non_raising_op(n->op())) return true;
+  if (n->info().has(opflags::NORAISE)) return true;
   // One-input elementwise ops on floating tensors (exp, tanh, relu, ...) only compute.
   if (n->info().has(opflags::EW) && n->inputs().size() == 1) {
     std::optional<DType> d = n->input(0)->type()->tensor_dtype();

@@ -6,33 +6,15 @@
 #include <numeric>
 #include <utility>
 
+#include "ir/schema.h"
+
 namespace tsl {
 namespace {
 
-// Effects that read their inputs but never write into them.
-bool is_read_only_effect(OpId op) {
-  switch (op) {
-    case OpId::print:
-    case OpId::save:
-    case OpId::RaiseException:
-    case OpId::dict_check_size_str:  // raises when a dict changed size under a for loop
-    case OpId::dict_check_size_int:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Ops that may write into their inputs (or let someone else do it later).
 bool may_write_inputs(const Node* n) {
-  switch (n->op()) {
-    case OpId::CallFunction:
-    case OpId::CallClosure:
-    case OpId::MakeClosure:
-      return true;
-    default:
-      return n->info().has(opflags::EFFECT) && !is_read_only_effect(n->op());
-  }
+  const OpInfo& info = n->info();
+  return info.has(opflags::CALLS) || (info.has(opflags::EFFECT) && !info.has(opflags::NOWRITE));
 }
 
 // Whether every output of `n` is fresh storage, sharing nothing with its inputs.
@@ -266,57 +248,19 @@ Value* replace_with_constant(Graph& g, Node* n, Value* old, IValue value) {
 }
 
 bool is_commutative(const Node* n) {
-  switch (n->op()) {
-    case OpId::add: {
-      const IValue* alpha = constant_value(n->input(2));
-      return alpha && alpha->is_int() && alpha->to_int() == 1;
-    }
-    case OpId::mul:
-    case OpId::add_int:
-    case OpId::add_float:
-    case OpId::mul_int:
-    case OpId::mul_float:
-    case OpId::eq:
-    case OpId::ne:
-    case OpId::eq_int:
-    case OpId::eq_float:
-    case OpId::eq_bool:
-    case OpId::ne_int:
-    case OpId::ne_float:
-    case OpId::ne_bool:
-    case OpId::maximum:
-    case OpId::minimum:
-    case OpId::min_int:
-    case OpId::max_int:
-    case OpId::logical_and:
-    case OpId::logical_or:
-    case OpId::logical_xor:
-    case OpId::bitwise_and:
-    case OpId::bitwise_or:
-    case OpId::bitwise_xor:
-      return true;
-    default:
-      return false;
+  if (!n->info().has(opflags::COMMUTES)) return false;
+  // The other inputs must be their defaults: add(a, b, alpha=2) is a + 2b.
+  const FunctionSchema& schema = schema_of(n->op());
+  for (size_t i = 2; i < n->inputs().size(); ++i) {
+    const IValue* c = constant_value(n->input(i));
+    const std::optional<IValue>& d =
+        i < schema.arguments.size() ? schema.arguments[i].default_value : std::optional<IValue>();
+    if (!c || !d || constant_key(*c).empty() || constant_key(*c) != constant_key(*d)) return false;
   }
+  return true;
 }
 
-bool is_value_structural(OpId op) {
-  switch (op) {
-    case OpId::Constant:
-    case OpId::ListConstruct:
-    case OpId::DictConstruct:
-    case OpId::TupleConstruct:
-    case OpId::TupleUnpack:
-    case OpId::TupleIndex:
-    case OpId::unwrap_optional:
-    case OpId::to_optional:
-    case OpId::dtype:
-    case OpId::device:
-      return true;
-    default:
-      return false;
-  }
-}
+bool is_value_structural(OpId op) { return op_info(op).has(opflags::PURE); }
 
 bool is_pure_op(const Node* n) {
   const OpInfo& info = n->info();

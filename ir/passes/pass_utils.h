@@ -99,7 +99,7 @@ std::string constant_key(const IValue& v);
 Value* replace_with_constant(Graph& g, Node* n, Value* old, IValue value);
 
 // Structural (PRIM) ops that only build values or take them apart (Constant, lists,
-// tuples, optionals, dtype/device queries).
+// tuples, optionals, dtype/device queries): the PURE rows of the op table.
 bool is_value_structural(OpId op);
 
 // Whether `n` is among the ops whose node has no effect, draws no random numbers and
@@ -107,12 +107,13 @@ bool is_value_structural(OpId op);
 // a node impure here (If, Loop and GradOf are handled by the passes themselves).
 bool is_pure_op(const Node* n);
 
-// Whether the two first inputs of `n` may be swapped without changing any result:
-// add (alpha 1) and mul on tensors, add/mul.int/.float, eq/ne, maximum/minimum,
-// min/max.int, and the logical and bitwise and/or/xor. Promotion and broadcasting
-// are symmetric and IEEE + and * commute; only the payload of a NaN made from two
-// NaNs may differ, which TSL cannot observe. min.float and max.float are absent:
-// Python's min(nan, 1.0) and min(1.0, nan) differ.
+// Whether the two first inputs of `n` may be swapped without changing any result: an
+// op marked COMMUTES in the op table whose other inputs are constants equal to their
+// defaults (add with alpha 1; mul on tensors, add/mul.int/.float, eq/ne,
+// maximum/minimum, min/max.int, and the logical and bitwise and/or/xor). Promotion and
+// broadcasting are symmetric and IEEE + and * commute; only the payload of a NaN made
+// from two NaNs may differ, which TSL cannot observe. min.float and max.float are not
+// marked: Python's min(nan, 1.0) and min(1.0, nan) differ.
 bool is_commutative(const Node* n);
 
 }  // namespace tsl

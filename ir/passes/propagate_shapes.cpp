@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "ir/dtype_rules.h"
 #include "ir/passes/pass_utils.h"
 #include "ir/schema.h"
 
@@ -73,82 +74,23 @@ bool is_constant_false(const Value* v) {
 
 bool is_undefined(const Value* v) { return v->node()->op() == OpId::Undefined; }
 
-// Whether the full reduction or loss `n` returns a 0-dim tensor.
-bool reduces_to_zero_dim(const Node* n) {
-  switch (n->op()) {
-    case OpId::sum:
-    case OpId::mean:
-      return is_constant_none(input_named(n, "dim")) &&
-             is_constant_false(input_named(n, "keepdim"));
-    case OpId::cross_entropy:
-    case OpId::nll_loss:
-    case OpId::mse_loss: {
-      const IValue* r = constant_value(input_named(n, "reduction"));
-      return r && r->is_str() && (r->to_str() == "mean" || r->to_str() == "sum");
-    }
-    default:
-      return false;
-  }
+// The input of `n` for its int[] size argument (named size or shape), or null.
+const Value* size_argument(const Node* n) {
+  const Value* v = input_named(n, "size");
+  return v ? v : input_named(n, "shape");
 }
 
-// Ops whose result has the dtype of their (first) tensor input.
-bool keeps_dtype(OpId op) {
-  switch (op) {
-    case OpId::contiguous:
-    case OpId::clone:
-    case OpId::detach:
-    case OpId::to_device:
-    case OpId::expand:
-    case OpId::broadcast_to:
-    case OpId::expand_as:
-    case OpId::reshape:
-    case OpId::view:
-    case OpId::view_as:
-    case OpId::reshape_as:
-    case OpId::transpose:
-    case OpId::t:
-    case OpId::permute:
-    case OpId::squeeze:
-    case OpId::squeeze_dim:
-    case OpId::unsqueeze:
-    case OpId::tril:
-    case OpId::triu:
-    case OpId::diag:
-    case OpId::masked_fill_scalar:
-    case OpId::masked_fill_tensor:
-    case OpId::layer_norm:
-      return true;
-    default:
-      return false;
+// Whether a reduction or loss `n` of ShapeRule Reduce or Loss returns a 0-dim tensor.
+bool reduces_to_zero_dim(const Node* n, ShapeRule rule) {
+  if (rule == ShapeRule::Scalar) return true;
+  if (rule == ShapeRule::Reduce) {
+    return is_constant_none(input_named(n, "dim")) && is_constant_false(input_named(n, "keepdim"));
   }
-}
-
-// Binary ops whose result has their operands' dtype when both have the same one.
-bool same_dtype_in_same_out(OpId op) {
-  switch (op) {
-    case OpId::add:
-    case OpId::sub:
-    case OpId::mul:
-    case OpId::maximum:
-    case OpId::minimum:
-      return true;
-    default:
-      return false;
+  if (rule == ShapeRule::Loss) {
+    const IValue* r = constant_value(input_named(n, "reduction"));
+    return r && r->is_str() && (r->to_str() == "mean" || r->to_str() == "sum");
   }
-}
-
-bool is_like_factory(OpId op) {
-  switch (op) {
-    case OpId::zeros_like:
-    case OpId::ones_like:
-    case OpId::empty_like:
-    case OpId::full_like:
-    case OpId::rand_like:
-    case OpId::randn_like:
-      return true;
-    default:
-      return false;
-  }
+  return false;
 }
 
 }  // namespace
@@ -163,6 +105,20 @@ struct ShapeFacts::Impl {
   std::vector<int> shape_id, dtype_id;
   std::vector<std::optional<DType>> known;  // by dtype root
   bool changed = false;
+
+  // The dtype classes as the op table's dtype rules ask them (ir/dtype_rules.h).
+  class Classes : public DtypeKnowledge {
+   public:
+    explicit Classes(Impl& impl) : impl_(impl) {}
+    std::optional<DType> dtype(const Value* v) const override { return impl_.known_dtype(v); }
+    bool same_dtype(const Value* a, const Value* b) const override {
+      return impl_.same_dtype(a, b);
+    }
+
+   private:
+    Impl& impl_;
+  };
+  Classes knowledge_{*this};
 
   Impl() { shapes.make(); }
 
@@ -235,76 +191,61 @@ struct ShapeFacts::Impl {
 
   void visit_tensor_op(const Node* n) {
     const Value* out = n->output();
-    if (n->info().has(opflags::EW)) visit_elementwise(n);
-    if (reduces_to_zero_dim(n)) zero_dim(out);
-    if (keeps_dtype(n->op())) same_dtype_as(out, n->input(0));
     switch (n->op()) {
       case OpId::Constant: {
         const IValue* c = constant_value(out);
         if (c && c->is_tensor() && c->tensor_impl() && c->to_tensor().dim() == 0) zero_dim(out);
-        break;
+        return;
       }
-      case OpId::to_dtype:
-        same_shape_as(out, n->input(0));
-        if (auto d = constant_dtype(n->input(1))) has_dtype(out, *d);
-        if (const Value* x = dtype_source(n->input(1))) same_dtype_as(out, x);
-        break;
-      case OpId::to_device:
-      case OpId::contiguous:
-      case OpId::clone:
-      case OpId::detach:
-      case OpId::softmax:
-      case OpId::log_softmax:
-      case OpId::scatter_add:
-      case OpId::index_add:
-      case OpId::dropout:
-      case OpId::tril:
-      case OpId::triu:
-      case OpId::layer_norm:
-        same_shape_as(out, n->input(0));
-        break;
-      case OpId::expand_as:
-      case OpId::view_as:
-      case OpId::reshape_as:
-        same_shape_as(out, n->input(1));
-        break;
-      case OpId::sum_to_size:
-      case OpId::expand:
-      case OpId::broadcast_to:
-      case OpId::reshape:
-      case OpId::view:
-        if (const Value* x = size_of(n->input(1))) same_shape_as(out, x);
-        break;
-      case OpId::zeros:
-      case OpId::ones:
-      case OpId::empty:
-      case OpId::full:
-        if (const Value* x = size_of(n->input(0))) same_shape_as(out, x);
-        if (auto d = constant_dtype(input_named(n, "dtype"))) has_dtype(out, *d);
-        break;
-      case OpId::mm:
-      case OpId::matmul:
-        // Both operands must have one dtype (check_matrix_operands, dot), the result's.
-        same_dtype_as(out, n->input(0));
-        same_dtype_as(out, n->input(1));
-        break;
       case OpId::AutogradZeros:
         visit_gradient_pair(out, n->input(0), n->input(1), /*zeros_like_second=*/true);
-        break;
+        return;
       case OpId::AutogradAdd:
         visit_gradient_pair(out, n->input(0), n->input(1), /*zeros_like_second=*/false);
+        return;
+      default:
+        break;
+    }
+    if (n->info().has(opflags::PRIM)) return;
+    visit_shape_rule(n);
+    visit_dtype_rule(n);
+  }
+
+  // The op table's shape rule of `n` (Note [Result rules] in runtime/ops.def).
+  void visit_shape_rule(const Node* n) {
+    const Value* out = n->output();
+    ShapeRule rule = n->info().shape_rule();
+    auto tensor_input = [&](size_t i) -> const Value* {
+      return i < n->inputs().size() && is_tensor(n->input(i)) ? n->input(i) : nullptr;
+    };
+    switch (rule) {
+      case ShapeRule::Broadcast:
+        visit_broadcast(n);
+        break;
+      case ShapeRule::Same:
+        if (const Value* x = tensor_input(0)) same_shape_as(out, x);
+        break;
+      case ShapeRule::AsSecond:
+        if (const Value* x = tensor_input(1)) same_shape_as(out, x);
+        break;
+      case ShapeRule::SizeArg:
+        if (const Value* size = size_argument(n)) {
+          if (const Value* x = size_of(size)) same_shape_as(out, x);
+        }
         break;
       default:
-        if (is_like_factory(n->op())) visit_like_factory(n);
+        if (reduces_to_zero_dim(n, rule)) zero_dim(out);
         break;
     }
   }
 
-  void visit_like_factory(const Node* n) {
-    same_shape_as(n->output(), n->input(0));
-    const Value* d = input_named(n, "dtype");
-    if (is_constant_none(d)) same_dtype_as(n->output(), n->input(0));
-    if (auto k = constant_dtype(d)) has_dtype(n->output(), *k);
+  // The op table's dtype rule of `n`, with what the dtype classes know.
+  void visit_dtype_rule(const Node* n) {
+    DtypeFact fact = result_dtype(schema_of(n->op()), n->inputs(), knowledge_);
+    if (fact.dtype) has_dtype(n->output(), *fact.dtype);
+    for (const Value* v : fact.same_as) {
+      if (is_tensor(v)) same_dtype_as(n->output(), v);
+    }
   }
 
   // AutogradZeros(g, like) is g, or zeros like `like` when g is undefined.
@@ -324,7 +265,7 @@ struct ShapeFacts::Impl {
   }
 
   // Elementwise ops broadcast their tensor operands; 0-dim ones never widen.
-  void visit_elementwise(const Node* n) {
+  void visit_broadcast(const Node* n) {
     // The one shape class of the operands that are not 0-dim, kNone when there is
     // none, kMany when they span several.
     constexpr int kMany = -2;
@@ -347,36 +288,6 @@ struct ShapeFacts::Impl {
         if (shapes.find(sid(t)) == the_class) same_shape_as(n->output(), t);
       }
     }
-    visit_elementwise_dtype(n, tensors);
-  }
-
-  // PyTorch's promotion, where it provably keeps an operand's dtype.
-  void visit_elementwise_dtype(const Node* n, const std::vector<const Value*>& tensors) {
-    const Value* out = n->output();
-    if (n->op() == OpId::where) {
-      if (is_tensor(n->input(1)) && is_tensor(n->input(2)) && same_dtype(n->input(1), n->input(2)))
-        same_dtype_as(out, n->input(1));
-      return;
-    }
-    if (same_dtype_in_same_out(n->op()) && is_tensor(n->input(0)) && is_tensor(n->input(1))) {
-      if (same_dtype(n->input(0), n->input(1))) same_dtype_as(out, n->input(0));
-      return;
-    }
-    // One tensor operand, the others numbers (a comparison or a predicate is no DIFF
-    // op): a Python number never widens a floating tensor, and an int or bool never
-    // widens an int64 tensor under add/sub/mul.
-    if (tensors.size() != 1 || !n->info().has(opflags::DIFF)) return;
-    auto d = known_dtype(tensors[0]);
-    if (!d) return;
-    bool int_kept = *d == DType::Int64 && same_dtype_in_same_out(n->op()) && !has_float_number(n);
-    if (is_floating(*d) || int_kept) same_dtype_as(out, tensors[0]);
-  }
-
-  static bool has_float_number(const Node* n) {
-    for (const Value* in : n->inputs()) {
-      if (in->type()->kind() == TypeKind::Float) return true;
-    }
-    return false;
   }
 
   void visit_grad_of(const Node* n) {

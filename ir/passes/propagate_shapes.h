@@ -16,27 +16,24 @@ namespace tsl {
 // know sizes; it can know that two values have equal sizes. ShapeFacts partitions
 // the tensor values of a graph into classes "same shape as v" and, separately, "same
 // dtype as v" (some dtype classes know their dtype). A fact holds whenever both
-// values are defined tensors (a gradient may be undefined: a zero). The sources:
+// values are defined tensors (a gradient may be undefined: a zero). The sources are the
+// op table's result rules (Note [Result rules] in runtime/ops.def), one per row:
 //
-//  * elementwise ops (EW in ops.def) whose tensor operands are all in one shape class,
-//    ignoring 0-dim ones (Python numbers, full reductions, 0-dim constants): the
-//    result is in that class (broadcasting with a 0-dim tensor changes nothing);
-//  * to, contiguous, clone, detach, softmax, log_softmax, dropout, scatter_add,
-//    index_add, tril, triu and layer_norm (self's shape), the *_like factories,
-//    expand_as/view_as/reshape_as (the class of their second operand), AutogradAdd of two values of
-//    a class;
-//  * ops given `size(x)` as their size (sum_to_size, expand, broadcast_to, reshape,
-//    view, zeros/ones/empty/full): the result is in x's class, or the op raised;
-//  * AutogradZeros(g, like): g's class when g and like share one, like's when g is
-//    `Undefined`; GradOf and If outputs join the classes their blocks return;
-//  * dtypes: `to(g, d)` has d (a constant, or `dtype(x)`: x's class); views, to,
-//    contiguous, clone, detach, tril, triu, diag, masked_fill and layer_norm keep
-//    their input's dtype; add/sub/mul/maximum/minimum/
-//    where of tensors of one dtype class keep it, and so does a differentiable
-//    elementwise op of one floating tensor and Python numbers; matmul and mm operands
-//    and result share one dtype (the kernels check it); the *_like factories keep it
-//    unless given a dtype; refined Tensor types (Tensor(float32)) and factory dtypes
-//    are known dtypes.
+//  * shapes (ShapeRule): SH_BROADCAST, elementwise ops whose tensor operands are all
+//    in one shape class, ignoring 0-dim ones (Python numbers, full reductions, 0-dim
+//    constants): the result is in that class (broadcasting with a 0-dim tensor changes
+//    nothing); SH_SAME (to, clone, softmax, the *_like factories, ...): self's class;
+//    SH_AS_SECOND (expand_as, view_as, reshape_as): the second operand's; SH_SIZE_ARG
+//    (sum_to_size, expand, reshape, zeros, ...) given `size(x)`: x's class, or the op
+//    raised; SH_REDUCE, SH_LOSS and SH_SCALAR: the 0-dim class when the result is one;
+//  * dtypes (DtypeRule, evaluated by ir/dtype_rules.h on the classes): a known dtype
+//    (comparisons are bool, factories float32 or their constant `dtype=`), or the class
+//    of the values the result shares its dtype with (views keep self's, add/where of
+//    tensors of one class keep it, matmul's operands and result share one, `to(g,
+//    dtype(x))` has x's); refined Tensor types (Tensor(float32)) are known dtypes;
+//  * structure: AutogradZeros(g, like) has g's class when g and like share one, like's
+//    when g is `Undefined`; AutogradAdd of two values of a class has it; GradOf and If
+//    outputs join the classes their blocks return.
 class ShapeFacts {
  public:
   explicit ShapeFacts(const Graph& g);

@@ -15,7 +15,6 @@
 #include "ir/autodiff/forward_containers.h"
 #include "ir/autodiff/functionalize.h"
 #include "ir/autodiff/prepare.h"
-#include "ir/passes/inline_calls.h"
 #include "ir/schema.h"
 #include "runtime/autograd/node.h"
 #include "runtime/function.h"
@@ -360,21 +359,10 @@ std::string node_name(const tsl::Node& node) {
 
 bool reads_only_metadata(const Value* v) {
   for (const Use& u : v->uses()) {
-    switch (u.user->op()) {
-      case OpId::size:
-      case OpId::size_dim:
-      case OpId::dim:
-      case OpId::numel:
-      case OpId::dtype:
-      case OpId::device:
-      case OpId::len_tensor:
-        continue;
-      case OpId::AutogradZeros:  // (gradient, like): zeros shaped like `like`
-        if (u.offset == 1) continue;
-        return false;
-      default:
-        return false;
-    }
+    if (u.user->info().has(opflags::META)) continue;
+    // AutogradZeros(gradient, like): zeros shaped like `like`.
+    if (u.user->op() == OpId::AutogradZeros && u.offset == 1) continue;
+    return false;
   }
   return true;
 }
@@ -854,26 +842,11 @@ void record_op(const tsl::Node& node, EagerSite& site, KernelArgs& args) {
 
 namespace {
 
-// PyTorch's node names for in-place updates (`y += 1` is AddBackward0).
+// PyTorch's node names for in-place updates (`y += 1` is AddBackward0): the out-of-place
+// op's name, but for copy_'s.
 std::string inplace_node_name(OpId op) {
-  switch (op) {
-    case OpId::add_:
-      return "AddBackward0";
-    case OpId::sub_:
-      return "SubBackward0";
-    case OpId::mul_:
-      return "MulBackward0";
-    case OpId::div_:
-      return "DivBackward0";
-    case OpId::copy_:
-      return "CopyBackwards";
-    case OpId::fill_:
-      return "FillBackward0";
-    case OpId::index_put_:
-      return "IndexPutBackward0";
-    default:
-      return "ZeroBackward0";
-  }
+  if (op == OpId::copy_) return "CopyBackwards";
+  return camel_case(op_info(op).name) + "Backward0";  // camel_case drops the `_`
 }
 
 // Whether t covers all of its storage (it is no view into a larger tensor).
@@ -971,9 +944,7 @@ void record_call(Function& callee, const tsl::Node& call, EagerSite& site, Kerne
   std::shared_ptr<const CompiledGradient> g = site.lookup(flat.key);
   if (!g) {
     std::unique_ptr<Graph> body = source.clone();
-    inline_calls(*body, [](const tsl::Node* c) {
-      return &static_cast<Function&>(c->attr("fn").to_object()).graph();
-    });
+    inline_function_calls(*body);
     GraphBuilder b(true);
     for (size_t i = 0; i < body->inputs().size(); ++i)
       b.add(body->inputs()[i], args.in(static_cast<uint32_t>(i)));

@@ -128,5 +128,27 @@ TEST(Interpreter, KernelErrorsCarryTheNodeLocation) {
   }
 }
 
+TEST(Interpreter, ChecksResultsAgainstTheirStaticDtypes) {
+  // A result typed Tensor(float64) whose kernel returns float32: a dtype rule gone wrong
+  // (Note [Result rules]) is an internal error, not a wrong number later.
+  auto g = std::make_shared<Graph>();
+  Value* x = g->add_input(Type::tensor(), "x");
+  g->add_output(g->insert_op(OpId::relu, {x}, Type::tensor(DType::Float64)));
+  Code code(g);
+  bool was = result_type_checks_enabled();
+  set_result_type_checks(true);
+  InterpreterState state(code);
+  try {
+    state.run({IValue(filled(3, 1.f))});
+    ADD_FAILURE() << "expected the static dtype check to fail";
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find("static type says"), std::string::npos) << e.what();
+  }
+  set_result_type_checks(false);
+  InterpreterState unchecked(code);
+  EXPECT_EQ(unchecked.run({IValue(filled(3, 1.f))})[0].to_tensor().dtype(), DType::Float32);
+  set_result_type_checks(was);
+}
+
 }  // namespace
 }  // namespace tsl
