@@ -13,8 +13,6 @@
 #include "ir/autodiff/forward_mode.h"
 #include "ir/passes/constant_folding.h"
 #include "ir/passes/dead_code_elimination.h"
-#include "ir/passes/fuse_elementwise.h"
-#include "ir/passes/inline_calls.h"
 #include "ir/passes/pipeline.h"
 #include "ir/passes/pipeline_trace.h"
 #include "runtime/kernels/output.h"
@@ -480,13 +478,11 @@ namespace {
 
 std::string node_count(size_t n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
 
-// Optimizes and fuses `g` in place (as Function::code() does to its copy: the graph
+// Runs the pipeline on `g` in place (as Function::code() does to its copy: the graph
 // that runs) and returns the comment line that says how many nodes the pipeline left.
 std::string optimize_for_view(Graph& g) {
   size_t before = count_nodes(g);
-  optimize(g);
-  fuse_elementwise(g);
-  verify(g);
+  run_pipeline(g, PipelineKind::Function);
   return "# " + g.name() + " after the optimization pipeline: " + node_count(count_nodes(g)) +
          " (" + node_count(before) + " as written)\n";
 }

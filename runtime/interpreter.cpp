@@ -13,7 +13,6 @@
 #include "ir/autodiff/derivatives.h"
 #include "ir/autodiff/differentiate.h"
 #include "ir/autodiff/functionalize.h"
-#include "ir/passes/fuse_elementwise.h"
 #include "ir/passes/inline_calls.h"
 #include "ir/passes/pipeline.h"
 #include "ir/schema.h"
@@ -998,13 +997,7 @@ std::shared_ptr<const Graph> graph_to_compile(const std::shared_ptr<Graph>& grap
   if (!optimization_enabled()) return graph;
   if (eager && switches_grad_mode(graph->block())) return graph;
   std::shared_ptr<Graph> copy = graph->clone();
-  if (eager) {
-    optimize_eager(*copy);
-  } else {
-    optimize(*copy);
-  }
-  fuse_elementwise(*copy);
-  verify(*copy);
+  run_pipeline(*copy, eager ? PipelineKind::Eager : PipelineKind::Function);
   return copy;
 }
 

@@ -6,52 +6,35 @@
 
 #include "ir/batching/vmap.h"
 #include "ir/ir_parser.h"
-#include "ir/passes/canonicalize.h"
-#include "ir/passes/common_subexpression_elimination.h"
-#include "ir/passes/constant_folding.h"
-#include "ir/passes/dead_code_elimination.h"
-#include "ir/passes/fuse_elementwise.h"
 #include "ir/passes/inline_calls.h"
-#include "ir/passes/loop_invariant_code_motion.h"
 #include "ir/passes/pipeline.h"
-#include "ir/passes/propagate_shapes.h"
-#include "ir/passes/simplify.h"
-#include "ir/passes/specialize_undefined.h"
 
 namespace tsl {
 namespace {
 
 std::deque<PassInfo>& passes() {
-  // Built-in passes are listed here rather than registered by static objects of their
-  // files: a static library drops objects nothing refers to.
-  static std::deque<PassInfo> table = {
-      {"dce", "dead-code elimination: removes unused nodes without side effects",
-       [](Graph& g) { eliminate_dead_code(g); }},
-      {"constant-fold", "constant folding: runs pure ops on constant inputs, If/Loop on constants",
-       [](Graph& g) { fold_constants(g); }},
-      {"cse", "common-subexpression elimination: reuses equal pure nodes that dominate",
-       [](Graph& g) { eliminate_common_subexpressions(g); }},
-      {"simplify", "algebraic simplification exact in IEEE arithmetic (x * 1, x - 0, ...)",
-       [](Graph& g) { simplify_arithmetic(g); }},
-      {"licm", "loop-invariant code motion: moves invariant pure nodes before their Loop",
-       [](Graph& g) { hoist_loop_invariants(g); }},
-      {"canonicalize", "canonical forms: commutative operand order, tuple build/take apart",
-       [](Graph& g) { canonicalize(g); }},
-      {"specialize-undefined",
-       "undefined (zero) gradients: AutogradAdd(x, Undefined) -> x, GradOf(Undefined...) removed",
-       [](Graph& g) { specialize_undefined(g); }},
-      {"propagate-shapes",
-       "shape and dtype classes: removes sum_to_size/expand/to that provably change nothing",
-       [](Graph& g) { propagate_shapes(g); }},
-      {"optimize", "the default pipeline: the passes above and dce to a fixed point",
-       [](Graph& g) { optimize(g); }},
-      {"fuse", "elementwise fusion: chains and trees of EW ops become one FusionGroup",
-       [](Graph& g) { fuse_elementwise(g); }},
-      {"inline", "inlining: CallFunction nodes become the body of the IR text's graph they name",
-       [](Graph& g) { inline_calls(g, ir_text_callee); }},
-      {"vmap", "vmap (ir/batching): the graph batched over dim 0 of every Tensor input",
-       [](Graph& g) { batching::vmap_every_tensor_input(g); }},
-  };
+  // The pipeline's steps (ir/passes/pipeline.h), then the passes that need more than a
+  // graph or run the pipeline whole. Listed here rather than registered by static
+  // objects of their files: a static library drops objects nothing refers to.
+  static std::deque<PassInfo> table = [] {
+    std::deque<PassInfo> t;
+    auto add_steps = [&](std::span<const PipelineStep> steps) {
+      for (const PipelineStep& step : steps) {
+        t.push_back({std::string(step.name), std::string(step.description),
+                     [run = step.run](Graph& g) { run(g); }});
+      }
+    };
+    add_steps(optimization_steps());
+    t.push_back({"optimize", "the optimization rounds: the passes above to a fixed point",
+                 [](Graph& g) { optimize(g); }});
+    add_steps(final_steps());
+    t.push_back({"inline",
+                 "inlining: CallFunction nodes become the body of the IR text's graph they name",
+                 [](Graph& g) { inline_calls(g, ir_text_callee); }});
+    t.push_back({"vmap", "vmap (ir/batching): the graph batched over dim 0 of every Tensor input",
+                 [](Graph& g) { batching::vmap_every_tensor_input(g); }});
+    return t;
+  }();
   return table;
 }
 

@@ -7,7 +7,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include "ir/passes/fuse_elementwise.h"
 #include "ir/passes/pipeline.h"
 
 namespace tsl {
@@ -138,16 +137,16 @@ std::string trace_optimize(const Graph& g, PrintOptionsIR options) {
     before = std::move(after);
   };
   int shown_round = 0;
-  optimize(*copy, [&](std::string_view pass, int round, bool changed, const Graph&) {
-    if (round != shown_round) {
-      out += "# round " + std::to_string(round) + "\n";
-      shown_round = round;
-    }
-    show(pass, changed);
-  });
-  // Function::code() fuses after the rounds: the graph that runs.
-  out += "# after the rounds\n";
-  show("fuse", fuse_elementwise(*copy));
+  // The pipeline that Function::code() runs, rounds then the final steps (fusion).
+  run_pipeline(*copy, PipelineKind::Function,
+               [&](std::string_view pass, int round, bool changed, const Graph&) {
+                 if (round != shown_round) {
+                   out += round == 0 ? std::string("# after the rounds\n")
+                                     : "# round " + std::to_string(round) + "\n";
+                   shown_round = round;
+                 }
+                 show(pass, changed);
+               });
   out += "# " + copy->name() + ": " + nodes(count_nodes(*copy)) + " after the pipeline (" +
          nodes(nodes_before) + " before)\n";
   return out;

@@ -8,8 +8,8 @@
 
 namespace tsl {
 
-// Runs optimize() on a copy of `g`, then fuse_elementwise() (what Function::code()
-// runs), and describes it: for each round, and for the fusion after the rounds, each
+// Runs the pipeline (run_pipeline, what Function::code() runs) on a copy of `g` and
+// describes it: for each round, and for the fusion after the rounds, each
 // pass that changed the graph with the whole graph after it, its lines marked "- " (gone),
 // "+ " (new) or "  " (kept); each pass that changed nothing as "unchanged". Values
 // keep the names they print with in `g` from pass to pass, and values a pass makes
