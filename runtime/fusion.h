@@ -15,16 +15,15 @@ namespace tsl {
 // the group's block becomes a straight-line program over chunk registers (buffers of
 // 4 KiB, 1024 float32 or 512 float64 elements) and, for the runs that program cannot
 // take, a list of the ordinary kernels. At run time (fusion_loop.cpp) the fused loop
-// runs when every op of the program is one it knows (add, sub, mul, div, neg, abs,
-// exp, log, log1p, expm1, sin, cos, sqrt, rsqrt, reciprocal, square, tanh, sigmoid,
-// relu, silu, clamp, leaky_relu; eq, ne, lt, le, gt, ge, logical_and/or/xor/not,
-// isnan, isinf, isfinite, where; `to` a value's own dtype and `dtype`, see Note
-// [Conversions in the fused program]), the floating tensor inputs share one dtype, float32
+// runs when every op of the program has a row in runtime/fused_ops.def (Note [Fused
+// ops]; `to` only to a value's own dtype, and `dtype`, see Note [Conversions in the
+// fused program]), the floating tensor inputs share one dtype, float32
 // or float64, the others are bool (See Note [Bool values in the fused program]), and
 // the tensor inputs broadcast to one shape, the result's. It walks the result's
 // elements in chunks, on all threads for large tensors (parallel_for), running each
-// op over a whole chunk with the formulas of the unfused kernels (Eigen's SIMD
-// exp/tanh with the same scalar redo outside their exact range). An input of the
+// op over a whole chunk with the formulas of the unfused kernels (Note [CPU formulas]
+// in runtime/kernels/cpu/formulas.h: Eigen's SIMD exp/tanh with the same scalar redo
+// outside their exact range). An input of the
 // result's shape, contiguous and of the run's dtype is read in place (the fast path);
 // a single element, or one value expanded, is read as a scalar; any other input
 // (broadcast like a bias `[N]` against `[B, N]`, strided, or bool) is gathered per
@@ -53,9 +52,10 @@ namespace tsl {
 // whose alpha is not 1 keep the chunk loop. It gives the chunk loop's bits, so the
 // unfused kernels': it computes only the whole packets from the first 64-byte boundary of each
 // thread's range, where Eigen takes its SIMD path, and leaves the head and the tail to the chunk
-// loop (Eigen's scalar path there); the SIMD ops run Eigen's own functors on a packet
-// (fusion_forms.h holds their formulas, shared with the chunk loop and embedded in the generated
-// source); the other ops are the same IEEE operations; and it is compiled with TSL's own flags,
+// loop (Eigen's scalar path there); each step is the packet form of its op's formulas
+// (runtime/kernels/cpu/formulas.h, shared with the chunk loop and the unfused kernels and
+// embedded in the generated source): the SIMD ops run Eigen's own functors on a packet,
+// the other ops are the same IEEE operations; and it is compiled with TSL's own flags,
 // which decide what the kernels compute (the instruction set; where GCC contracts into FMAs inside
 // Eigen's functions; never across steps, see `opaque`). `x + alpha * y` is left out: whether it
 // contracts differs between builds. Compiling takes a second or two, so it happens when a group is

@@ -1,6 +1,7 @@
 // The loops of the fused program over one chunk (fusion_loop.cpp): each op over a
-// whole chunk with the formulas of the unfused CPU kernels, and the gather of broadcast
-// or strided inputs. Included by fusion_loop.cpp only.
+// whole chunk with the formulas of the unfused CPU kernels (runtime/kernels/cpu/
+// formulas.h), and the gather of broadcast or strided inputs. Included by
+// fusion_loop.cpp only.
 #pragma once
 
 #include <algorithm>
@@ -15,7 +16,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
 
-#include "runtime/fusion_forms.h"
+#include "runtime/kernels/cpu/formulas.h"
 #include "runtime/kernels/cpu/simd_map.h"
 #include "runtime/tensor/dim_vector.h"
 
@@ -41,15 +42,16 @@ bool any_outside(const T* src, int64_t m, T bound) {
   return seen != 0;
 }
 
-// dst = aop(src) through Eigen's SIMD forms, redoing |x| >= bound and NaN with the
-// scalar `op`, exactly as map_contiguous in elementwise_unary.cpp (the forms are in
-// fusion_forms.h).
-template <typename T, typename Op, typename ArrayOp>
-void simd_unary(T* dst, const T* src, int64_t m, T bound, Op op, ArrayOp aop) {
-  cpu::simd_map(dst, src, m, aop);
+// dst = F::array(src) through Eigen's SIMD functions, redoing |x| >= bound and NaN
+// with F::scalar, exactly as map_contiguous in elementwise_unary.cpp (See Note [CPU
+// formulas]).
+template <typename F, typename T>
+void simd_unary(T* dst, const T* src, int64_t m) {
+  cpu::simd_map(dst, src, m, [](const auto& e) { return F::array(e); });
+  const T bound = formulas::simd_bound<F, T>();
   if (!any_outside(src, m, bound)) return;
   for (int64_t i = 0; i < m; ++i) {
-    if (!(std::abs(src[i]) < bound)) dst[i] = op(src[i]);
+    if (!(std::abs(src[i]) < bound)) dst[i] = F::scalar(src[i]);
   }
 }
 
@@ -97,13 +99,13 @@ void with_reader(Src<T> s, F f) {
   }
 }
 
-// where_into in loops.h: cond ? self : other; the condition holds 0 or 1.
-template <typename T>
-void where_select(T* dst, Src<T> cond, Src<T> a, Src<T> b, int64_t m) {
-  with_reader(cond, [&](auto c) {
-    with_reader(a, [&](auto x) {
-      with_reader(b, [&](auto y) {
-        for (int64_t i = 0; i < m; ++i) dst[i] = c(i) != T(0) ? x(i) : y(i);
+// dst = op(a, b, c) (where's cond, self and other).
+template <typename T, typename Op>
+void scalar_ternary(T* dst, Src<T> a, Src<T> b, Src<T> c, int64_t m, Op op) {
+  with_reader(a, [&](auto x) {
+    with_reader(b, [&](auto y) {
+      with_reader(c, [&](auto z) {
+        for (int64_t i = 0; i < m; ++i) dst[i] = op(x(i), y(i), z(i));
       });
     });
   });

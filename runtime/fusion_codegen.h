@@ -38,7 +38,7 @@ bool may_use_compiled_kernel(int64_t n);
 CompiledKernelFn compiled_kernel(const FusedGroup& g, DType dtype,
                                  std::span<const CompiledInput> inputs, int64_t n);
 
-// The text of runtime/fusion_forms.h (fusion_forms_text.cpp, made by CMake).
-extern const char* const kFusionFormsText;
+// The text of runtime/kernels/cpu/formulas.h (cpu_formulas_text.cpp, made by CMake).
+extern const char* const kCpuFormulasText;
 
 }  // namespace tsl::fusion

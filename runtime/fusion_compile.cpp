@@ -2,6 +2,7 @@
 // the fused loop runs, and the list of kernels of the fallback. See Note [Running a
 // FusionGroup] in fusion.h.
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "runtime/fusion_program.h"
@@ -9,80 +10,6 @@
 
 namespace tsl::fusion {
 namespace {
-
-bool op_of(OpId id, FOp& op) {
-  switch (id) {
-#define TSL_FUSED(name, fop) \
-  case OpId::name:           \
-    op = FOp::fop;           \
-    return true;
-    TSL_FUSED(exp, Exp)
-    TSL_FUSED(log, Log)
-    TSL_FUSED(log1p, Log1p)
-    TSL_FUSED(expm1, Expm1)
-    TSL_FUSED(sin, Sin)
-    TSL_FUSED(cos, Cos)
-    TSL_FUSED(reciprocal, Reciprocal)
-    TSL_FUSED(tanh, Tanh)
-    TSL_FUSED(sigmoid, Sigmoid)
-    TSL_FUSED(silu, Silu)
-    TSL_FUSED(neg, Neg)
-    TSL_FUSED(abs, Abs)
-    TSL_FUSED(sqrt, Sqrt)
-    TSL_FUSED(rsqrt, Rsqrt)
-    TSL_FUSED(square, Square)
-    TSL_FUSED(relu, Relu)
-    TSL_FUSED(leaky_relu, LeakyRelu)
-    TSL_FUSED(clamp, Clamp)
-    TSL_FUSED(clip, Clamp)
-    TSL_FUSED(add, Add)
-    TSL_FUSED(sub, Sub)
-    TSL_FUSED(mul, Mul)
-    TSL_FUSED(div, Div)
-    TSL_FUSED(eq, Eq)
-    TSL_FUSED(ne, Ne)
-    TSL_FUSED(lt, Lt)
-    TSL_FUSED(le, Le)
-    TSL_FUSED(gt, Gt)
-    TSL_FUSED(ge, Ge)
-    TSL_FUSED(logical_and, LogicalAnd)
-    TSL_FUSED(logical_or, LogicalOr)
-    TSL_FUSED(logical_xor, LogicalXor)
-    TSL_FUSED(logical_not, LogicalNot)
-    TSL_FUSED(isnan, IsNan)
-    TSL_FUSED(isinf, IsInf)
-    TSL_FUSED(isfinite, IsFinite)
-    TSL_FUSED(where, Where)
-    TSL_FUSED(to_dtype, Cast)
-#undef TSL_FUSED
-    default:
-      return false;
-  }
-}
-
-// The number of inputs of each fused op: tensor operands, then scalar arguments.
-size_t arity(FOp op) {
-  switch (op) {
-    case FOp::LeakyRelu:
-    case FOp::Mul:
-    case FOp::Cast:
-      return 2;
-    case FOp::Clamp:
-    case FOp::Add:
-    case FOp::Sub:
-    case FOp::Div:
-    case FOp::Where:
-      return 3;
-    default:
-      return is_compare(op) ? 2 : 1;
-  }
-}
-
-// The number of tensor operands (the others are scalar arguments).
-size_t tensor_operands(FOp op) {
-  if (op == FOp::Where) return 3;
-  return is_arith(op) || is_compare(op) ? 2 : 1;
-}
 
 bool constant_none(const Value* v) {
   return v->node()->op() == OpId::Constant && v->node()->attr("value").is_none();
@@ -163,7 +90,7 @@ class GroupCompiler {
   // The tensor operands: each present, a tensor or number, not all constants.
   bool tensor_operands_of(const Node* m, Step& s) {
     Operand* ops[] = {&s.a, &s.b, &s.c};
-    size_t count = tensor_operands(s.op);
+    size_t count = fused_info(s.op).operands;
     bool reads_tensor = false;
     for (size_t k = 0; k < count; ++k) {
       Operand& o = *ops[k];
@@ -185,24 +112,26 @@ class GroupCompiler {
     return t->is_number() || t->kind() == TypeKind::Optional;
   }
 
+  // The scalar arguments, which follow the tensor operands (FusedArgs of the row).
   bool scalar_arguments_of(const Node* m, Step& s) {
-    switch (s.op) {
-      case FOp::Add:
-      case FOp::Sub:
-        return scalar_operand(m->input(2), s.s0) && s.s0.kind != Operand::Kind::None;
-      case FOp::Div:
-        return constant_none(m->input(2));  // only true division (rounding_mode=None)
-      case FOp::LeakyRelu:
-        return scalar_operand(m->input(1), s.s0) && s.s0.kind != Operand::Kind::None;
-      case FOp::Clamp:
-        // Both bounds None is an error (the fallback reports it); an input may be None.
-        return scalar_operand(m->input(1), s.s0) && scalar_operand(m->input(2), s.s1) &&
-               (s.s0.kind != Operand::Kind::None || s.s1.kind != Operand::Kind::None);
-      case FOp::Cast:
-        return cast_target(m->input(1), s);
-      default:
+    const FusedOpInfo& f = fused_info(s.op);
+    size_t k = f.operands;
+    switch (f.args) {
+      case FusedArgs::None:
         return true;
+      case FusedArgs::Alpha:
+      case FusedArgs::Slope:
+        return scalar_operand(m->input(k), s.s0) && s.s0.kind != Operand::Kind::None;
+      case FusedArgs::TrueDivision:
+        return constant_none(m->input(k));  // only true division (rounding_mode=None)
+      case FusedArgs::Bounds:
+        // Both bounds None is an error (the fallback reports it); an input may be None.
+        return scalar_operand(m->input(k), s.s0) && scalar_operand(m->input(k + 1), s.s1) &&
+               (s.s0.kind != Operand::Kind::None || s.s1.kind != Operand::Kind::None);
+      case FusedArgs::DType:
+        return cast_target(m->input(k), s);
     }
+    return false;
   }
 
   // Where a Cast's dtype comes from (Note [Conversions in the fused program]).
@@ -236,10 +165,14 @@ class GroupCompiler {
       dtype_sources_.emplace(m->output(), o);
       return true;
     }
+    std::optional<FOp> op = fused_op_of(m->op());
+    if (!op) return false;
     Step s;
-    if (!op_of(m->op(), s.op) || m->inputs().size() != arity(s.op)) return false;
+    s.op = *op;
+    const FusedOpInfo& f = fused_info(s.op);
+    if (m->inputs().size() != f.operands + scalar_inputs(f.args)) return false;
     if (!tensor_operands_of(m, s) || !scalar_arguments_of(m, s)) return false;
-    if (s.op == FOp::Cast && !is_returned(m->output())) {
+    if (f.result == FusedResult::Cast && !is_returned(m->output())) {
       group_->cast_checks.push_back({s, static_cast<uint32_t>(group_->steps.size())});
       aliases_.emplace(m->output(), s.a);
       return true;

@@ -35,13 +35,14 @@ namespace tsl::fusion {
 // bool values, which steps may run fused), with one difference: the unfused CUDA
 // kernels compute every element by the same formula wherever it is, so the SIMD ops
 // may read broadcast or strided values too (positions_matter is false). Each step is
-// the unfused kernel's formula: the transcendental and activation ones are the
-// functions of runtime/kernels/cuda/formulas.cuh, which the unfused kernels call and
-// whose text the generated source embeds; arithmetic goes through __fadd_rn and its
-// kin, which never contract into an FMA with a neighbouring step (the unfused kernels
-// round every step's result to memory). So fused and unfused results are the same
-// bits. Runs with an add or sub whose alpha is not 1 take the fallback, as the CPU's
-// compiled kernels do: whether `x + alpha * y` contracts is the compiler's choice.
+// the unfused kernel's formula: a call of the function its row of runtime/fused_ops.def
+// names (Note [Fused ops]), in runtime/kernels/cuda/formulas.cuh, whose text the
+// generated source embeds; the transcendental and activation ones are the unfused
+// kernels' own, and arithmetic goes through __fadd_rn and its kin, which never contract
+// into an FMA with a neighbouring step (the unfused kernels round every step's result
+// to memory). So fused and unfused results are the same bits. Runs with an add or sub
+// whose alpha is not 1 take the fallback, as the CPU's compiled kernels do: whether
+// `x + alpha * y` contracts is the compiler's choice.
 //
 // A kernel is specific to a DeviceVariantKey (the dtype, how each input is read, which
 // values are bool, the rank of a strided walk). It walks the result's elements in
@@ -84,8 +85,9 @@ SlotLayout slot_layout(const FusedGroup& g, const DeviceVariantKey& key) {
     next += mode == DeviceInput::Unused ? 0 : mode == DeviceInput::Strided ? 1 + key.ndim : 1;
   }
   for (const Step& s : g.steps) {
-    l.arg.push_back(s.op == FOp::LeakyRelu || s.op == FOp::Clamp ? next : -1);
-    next += s.op == FOp::LeakyRelu ? 1 : s.op == FOp::Clamp ? 2 : 0;
+    int values = formula_values(fused_info(s.op).args);
+    l.arg.push_back(values > 0 ? next : -1);
+    next += values;
   }
   for (size_t k = 0; k < g.return_regs.size(); ++k) {
     l.output.push_back(g.is_dtype_output(k) ? -1 : next);
@@ -97,7 +99,7 @@ SlotLayout slot_layout(const FusedGroup& g, const DeviceVariantKey& key) {
 
 // ---- The generated source ----------------------------------------------------------------
 
-// After formulas.cuh: the run's type, the parameter, and the arithmetic of the steps.
+// After formulas.cuh: the run's type, the parameter, and literals.
 constexpr const char* kPrelude = R"CODE(
 struct Args {
   unsigned long long s[TSL_SLOTS];
@@ -108,30 +110,20 @@ struct alignas(4 * sizeof(E)) Pk {
   E v[4];
 };
 
-// Arithmetic rounded at every step, as the unfused kernels store every result: the
-// _rn intrinsics never contract into an FMA with a neighbouring step.
+// Literals of T (formulas.cuh has the formulas of the steps).
 #if TSL_DOUBLE
 __device__ __forceinline__ T tsl_from_bits(unsigned long long s) {
   return __longlong_as_double(static_cast<long long>(s));
 }
 __device__ __forceinline__ T tsl_inf() { return __longlong_as_double(0x7ff0000000000000LL); }
 __device__ __forceinline__ T tsl_nan() { return __longlong_as_double(0x7ff8000000000000LL); }
-__device__ __forceinline__ T tsl_add(T a, T b) { return __dadd_rn(a, b); }
-__device__ __forceinline__ T tsl_sub(T a, T b) { return __dsub_rn(a, b); }
-__device__ __forceinline__ T tsl_mul(T a, T b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ T tsl_div(T a, T b) { return __ddiv_rn(a, b); }
 #else
 __device__ __forceinline__ T tsl_from_bits(unsigned long long s) {
   return __int_as_float(static_cast<int>(static_cast<unsigned>(s)));
 }
 __device__ __forceinline__ T tsl_inf() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ T tsl_nan() { return __int_as_float(0x7fc00000); }
-__device__ __forceinline__ T tsl_add(T a, T b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ T tsl_sub(T a, T b) { return __fsub_rn(a, b); }
-__device__ __forceinline__ T tsl_mul(T a, T b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ T tsl_div(T a, T b) { return __fdiv_rn(a, b); }
 #endif
-__device__ __forceinline__ T tsl_01(bool c) { return c ? T(1) : T(0); }
 )CODE";
 
 // A double as an exact literal of type T.
@@ -214,127 +206,17 @@ class DeviceGenerator {
     o << "\n";
   }
 
+  // Step i: its row's formula (formulas.cuh) on its operands, then its values
+  // (formula_values: the slope; clamp's bounds).
   std::string step(size_t i) const {
     const Step& s = g_.steps[i];
-    std::string a = operand(s.a), b, c;
-    if (s.b.kind != Operand::Kind::None) b = operand(s.b);
-    if (s.c.kind != Operand::Kind::None) c = operand(s.c);
-    std::string p0 = "p" + std::to_string(i) + "_0", p1 = "p" + std::to_string(i) + "_1";
-    std::string e;
-    switch (s.op) {
-      case FOp::Exp:
-        e = "tsl_exp(" + a + ")";
-        break;
-      case FOp::Log:
-        e = "tsl_log(" + a + ")";
-        break;
-      case FOp::Log1p:
-        e = "tsl_log1p(" + a + ")";
-        break;
-      case FOp::Expm1:
-        e = "tsl_expm1(" + a + ")";
-        break;
-      case FOp::Sin:
-        e = "tsl_sin(" + a + ")";
-        break;
-      case FOp::Cos:
-        e = "tsl_cos(" + a + ")";
-        break;
-      case FOp::Reciprocal:
-        e = "tsl_reciprocal(" + a + ")";
-        break;
-      case FOp::Tanh:
-        e = "tsl_tanh(" + a + ")";
-        break;
-      case FOp::Sigmoid:
-        e = "tsl_sigmoid(" + a + ")";
-        break;
-      case FOp::Silu:
-        e = "tsl_silu(" + a + ")";
-        break;
-      case FOp::Neg:
-        e = "-" + a;
-        break;
-      case FOp::Abs:
-        e = "tsl_abs(" + a + ")";
-        break;
-      case FOp::Sqrt:
-        e = "tsl_sqrt(" + a + ")";
-        break;
-      case FOp::Rsqrt:
-        e = "tsl_rsqrt(" + a + ")";
-        break;
-      case FOp::Square:
-        e = "tsl_mul(" + a + ", " + a + ")";
-        break;
-      case FOp::Relu:
-        e = "tsl_relu(" + a + ")";
-        break;
-      case FOp::LeakyRelu:
-        e = "tsl_leaky_relu(" + a + ", " + p0 + ")";
-        break;
-      case FOp::Clamp:
-        e = "tsl_clamp(" + a + ", true, " + p0 + ", true, " + p1 + ")";
-        break;
-      case FOp::Add:
-        e = "tsl_add(" + a + ", " + b + ")";
-        break;
-      case FOp::Sub:
-        e = "tsl_sub(" + a + ", " + b + ")";
-        break;
-      case FOp::Mul:
-        e = "tsl_mul(" + a + ", " + b + ")";
-        break;
-      case FOp::Div:
-        e = "tsl_div(" + a + ", " + b + ")";
-        break;
-      case FOp::Eq:
-        e = "tsl_01(" + a + " == " + b + ")";
-        break;
-      case FOp::Ne:
-        e = "tsl_01(" + a + " != " + b + ")";
-        break;
-      case FOp::Lt:
-        e = "tsl_01(" + a + " < " + b + ")";
-        break;
-      case FOp::Le:
-        e = "tsl_01(" + a + " <= " + b + ")";
-        break;
-      case FOp::Gt:
-        e = "tsl_01(" + a + " > " + b + ")";
-        break;
-      case FOp::Ge:
-        e = "tsl_01(" + a + " >= " + b + ")";
-        break;
-      case FOp::LogicalAnd:
-        e = "tsl_01(" + a + " != T(0) && " + b + " != T(0))";
-        break;
-      case FOp::LogicalOr:
-        e = "tsl_01(" + a + " != T(0) || " + b + " != T(0))";
-        break;
-      case FOp::LogicalXor:
-        e = "tsl_01((" + a + " != T(0)) != (" + b + " != T(0)))";
-        break;
-      case FOp::LogicalNot:
-        e = "tsl_01(" + a + " == T(0))";
-        break;
-      case FOp::IsNan:
-        e = "tsl_01(" + a + " != " + a + ")";
-        break;
-      case FOp::IsInf:
-        e = "tsl_01(tsl_abs(" + a + ") == tsl_inf())";
-        break;
-      case FOp::IsFinite:
-        e = "tsl_01(tsl_abs(" + a + ") < tsl_inf())";
-        break;
-      case FOp::Where:
-        e = "(" + a + " != T(0) ? " + b + " : " + c + ")";
-        break;
-      case FOp::Cast:
-        e = a;
-        break;  // to its own dtype: the value
-    }
-    return "r" + std::to_string(s.dst) + " = " + e + ";";
+    const FusedOpInfo& f = fused_info(s.op);
+    std::string e = std::string("tsl_") + f.formula + "(";
+    const Operand* operands[] = {&s.a, &s.b, &s.c};
+    for (size_t k = 0; k < f.operands; ++k) e += (k ? ", " : "") + operand(*operands[k]);
+    for (int v = 0; v < formula_values(f.args); ++v)
+      e += ", p" + std::to_string(i) + "_" + std::to_string(v);
+    return "r" + std::to_string(s.dst) + " = " + e + ");";
   }
 
   std::string slot(int i) const { return "a.s[" + std::to_string(i) + "]"; }
@@ -397,10 +279,8 @@ class DeviceGenerator {
     }
     for (size_t i = 0; i < g_.steps.size(); ++i) {
       int at = layout_.arg[i];
-      if (at < 0) continue;
-      o << "  const T p" << i << "_0 = tsl_from_bits(" << slot(at) << ");\n";
-      if (g_.steps[i].op == FOp::Clamp)
-        o << "  const T p" << i << "_1 = tsl_from_bits(" << slot(at + 1) << ");\n";
+      for (int v = 0; v < formula_values(fused_info(g_.steps[i].op).args); ++v)
+        o << "  const T p" << i << "_" << v << " = tsl_from_bits(" << slot(at + v) << ");\n";
     }
     for (size_t k = 0; k < g_.return_regs.size(); ++k) {
       if (!is_output(k)) continue;
@@ -684,21 +564,12 @@ bool plan_device_run(const FusedGroup& g, const KernelArgs& args, DeviceRun& r) 
   r.slots[1] = aligned ? 1 : 0;
   for (size_t i = 0; i < g.steps.size(); ++i) {
     const Step& s = g.steps[i];
-    if (s.op == FOp::Cast) continue;  // its dtype was decided by plan_kinds
-    T s0 = T(0), s1 = T(0);
-    bool has0 = false, has1 = false;
-    if (!scalar_arg<T>(s.s0, args, s0, has0) || !scalar_arg<T>(s.s1, args, s1, has1)) return false;
-    if (s.op == FOp::Clamp && !has0 && !has1) return false;  // the kernel's error
-    if ((s.op == FOp::Add || s.op == FOp::Sub || s.op == FOp::LeakyRelu) && !has0) return false;
+    const FusedArgs kind = fused_info(s.op).args;
+    T v[2] = {T(0), T(0)};
+    if (!step_values<T>(s, args, v[0], v[1])) return false;
     // See Note [Fused kernels on CUDA]: alpha other than 1 keeps the unfused kernels.
-    if ((s.op == FOp::Add || s.op == FOp::Sub) && s0 != T(1)) return false;
-    int at = layout.arg[i];
-    if (s.op == FOp::LeakyRelu) r.slots[at] = bits_of(s0);
-    if (s.op == FOp::Clamp) {
-      const T inf = std::numeric_limits<T>::infinity();
-      r.slots[at] = bits_of(has0 ? s0 : -inf);
-      r.slots[at + 1] = bits_of(has1 ? s1 : inf);
-    }
+    if (kind == FusedArgs::Alpha && v[0] != T(1)) return false;
+    for (int k = 0; k < formula_values(kind); ++k) r.slots[layout.arg[i] + k] = bits_of(v[k]);
   }
   return true;
 }

@@ -44,11 +44,11 @@ struct Gather {
   DimVector strides;  // per dim of the result; 0 where the input broadcasts
 };
 
-// A step's scalar arguments for this run (alpha; clamp's bounds; the slope).
+// A step's values for this run: the ones its formula takes (the slope; clamp's bounds,
+// -inf and +inf where absent), or alpha (step_values in fusion_plan.h).
 template <typename T>
-struct ScalarArgs {
-  T s0 = T(0), s1 = T(0);
-  bool has0 = false, has1 = false;
+struct StepValues {
+  T v0 = T(0), v1 = T(0);
 };
 
 template <typename T>
@@ -58,7 +58,7 @@ struct RunPlan {
   int64_t n = 0;
   std::vector<InputPlan<T>> inputs;
   std::vector<Gather> gathers;
-  std::vector<ScalarArgs<T>> args;  // per step
+  std::vector<StepValues<T>> args;  // per step
   uint64_t out_bool = 0;            // bit k: output k is a bool tensor
   std::vector<Tensor> outs;
   std::vector<void*> out_ptrs;
@@ -131,16 +131,10 @@ void plan_inputs(const FusedGroup& g, const KernelArgs& args, RunPlan<T>& p, Val
 }
 
 template <typename T>
-bool plan_scalar_args(const FusedGroup& g, const KernelArgs& args, RunPlan<T>& p) {
-  p.args.assign(g.steps.size(), ScalarArgs<T>());
+bool plan_step_values(const FusedGroup& g, const KernelArgs& args, RunPlan<T>& p) {
+  p.args.assign(g.steps.size(), StepValues<T>());
   for (size_t i = 0; i < g.steps.size(); ++i) {
-    const Step& s = g.steps[i];
-    if (s.op == FOp::Cast) continue;  // its dtype was decided by plan_kinds
-    ScalarArgs<T>& a = p.args[i];
-    if (!scalar_arg<T>(s.s0, args, a.s0, a.has0) || !scalar_arg<T>(s.s1, args, a.s1, a.has1))
-      return false;
-    if (s.op == FOp::Clamp && !a.has0 && !a.has1) return false;  // the kernel's error
-    if ((s.op == FOp::Add || s.op == FOp::Sub || s.op == FOp::LeakyRelu) && !a.has0) return false;
+    if (!step_values<T>(g.steps[i], args, p.args[i].v0, p.args[i].v1)) return false;
   }
   return true;
 }
@@ -273,126 +267,54 @@ class ChunkRunner {
     }
   }
 
+  // Step i over the chunk: its op's formula (runtime/fused_ops.def names it).
   void step(size_t i, Regs regs, int64_t c, int64_t m) const {
+    switch (g_.steps[i].op) {
+#define TSL_FUSED_OP(name, op, operands, result, bools, args, form, formula) \
+  case FOp::name:                                                            \
+    return run_formula<formulas::formula, FOp::name>(i, regs, c, m);
+#define TSL_FUSED_ALIAS(op, name)
+#include "runtime/fused_ops.def"
+#undef TSL_FUSED_ALIAS
+#undef TSL_FUSED_OP
+    }
+  }
+
+  // F::scalar over the chunk: the operands, then the step's values (formula_values).
+  // A Simd form runs Eigen's SIMD functions over a full operand (plan_kinds made sure).
+  template <typename F, FOp kOp>
+  void run_formula(size_t i, Regs regs, int64_t c, int64_t m) const {
+    constexpr const FusedOpInfo& f = fused_info(kOp);
+    constexpr int kValues = formula_values(f.args);
     const Step& s = g_.steps[i];
     T* d = regs[s.dst];
     Src<T> a = src(s.a, regs, c);
-    if (is_simd(s.op)) return simd(s.op, d, a.p, m);  // a full operand (plan_kinds)
-    switch (s.op) {
-      case FOp::Neg:
-        return scalar_unary(d, a, m, [](T v) { return -v; });
-      case FOp::Abs:
-        return scalar_unary(d, a, m, [](T v) { return std::abs(v); });
-      case FOp::Sqrt:
-        return scalar_unary(d, a, m, [](T v) { return std::sqrt(v); });
-      case FOp::Rsqrt:
-        return scalar_unary(d, a, m, [](T v) { return T(1) / std::sqrt(v); });
-      case FOp::Square:
-        return scalar_unary(d, a, m, [](T v) { return v * v; });
-      case FOp::Relu:
-        return scalar_unary(d, a, m, [](T v) { return v < T(0) ? T(0) : v; });
-      case FOp::LeakyRelu: {
-        T slope = p_.args[i].s0;
-        return scalar_unary(d, a, m, [slope](T v) { return v > T(0) ? v : v * slope; });
+    if constexpr (f.is_simd()) {
+      static_assert(f.operands == 1 && f.args == FusedArgs::None, "a Simd form maps one value");
+      TSL_INTERNAL_ASSERT(a.p != nullptr, "fused SIMD op on a scalar operand");
+      simd_unary<F>(d, a.p, m);
+    } else if constexpr (f.operands == 1) {
+      const StepValues<T>& v = p_.args[i];
+      if constexpr (kValues == 0) {
+        scalar_unary(d, a, m, [](T x) { return F::scalar(x); });
+      } else if constexpr (kValues == 1) {
+        scalar_unary(d, a, m, [v0 = v.v0](T x) { return F::scalar(x, v0); });
+      } else {
+        scalar_unary(d, a, m, [v0 = v.v0, v1 = v.v1](T x) { return F::scalar(x, v0, v1); });
       }
-      case FOp::Clamp:
-        return clamp(d, a, m, i);
-      case FOp::Where:
-        return where_select(d, a, src(s.b, regs, c), src(s.c, regs, c), m);
-      case FOp::Cast:  // to its own dtype: a copy
-        return scalar_unary(d, a, m, [](T v) { return v; });
-      default:
-        break;
-    }
-    if (is_predicate(s.op)) return predicate(s.op, d, a, m);
-    if (is_compare(s.op)) return compare(s.op, d, a, src(s.b, regs, c), m);
-    binary(d, a, src(s.b, regs, c), m, s, i);
-  }
-
-  static void simd(FOp op, T* d, const T* x, int64_t m) {
-    TSL_INTERNAL_ASSERT(x != nullptr, "fused SIMD op on a scalar operand");
-    switch (op) {
-#define TSL_SIMD_CASE(name, limit, scalar, array)                                       \
-  case FOp::name:                                                                       \
-    return simd_unary(                                                                  \
-        d, x, m, simd_form_bound<T>(limit), [](T v) { return static_cast<T>(scalar); }, \
-        [](const auto& e) { return array; });
-      TSL_FUSED_SIMD_FORMS(TSL_SIMD_CASE)
-#undef TSL_SIMD_CASE
-      default:
-        TSL_INTERNAL_ASSERT(false, "not a fused SIMD op");
-    }
-  }
-
-  // clamp_typed in elementwise_unary.cpp: min(max(v, lo), hi), NaN kept.
-  void clamp(T* d, Src<T> x, int64_t m, size_t i) const {
-    const ScalarArgs<T>& sa = p_.args[i];
-    bool has_lo = sa.has0, has_hi = sa.has1;
-    T lo = sa.s0, hi = sa.s1;
-    if (has_lo && has_hi) {
-      return scalar_unary(d, x, m, [lo, hi](T v) {
-        T t = v < lo ? lo : v;
-        return t > hi ? hi : t;
-      });
-    }
-    if (has_lo) return scalar_unary(d, x, m, [lo](T v) { return v < lo ? lo : v; });
-    scalar_unary(d, x, m, [hi](T v) { return v > hi ? hi : v; });
-  }
-
-  // The predicates of elementwise_unary.cpp, as 0 or 1.
-  static void predicate(FOp op, T* d, Src<T> a, int64_t m) {
-    switch (op) {
-      case FOp::LogicalNot:
-        return scalar_unary(d, a, m, [](T v) { return T(v == T(0)); });
-      case FOp::IsNan:
-        return scalar_unary(d, a, m, [](T v) { return T(v != v); });
-      case FOp::IsInf:
-        return scalar_unary(d, a, m, [](T v) { return T(std::isinf(v)); });
-      default:  // IsFinite
-        return scalar_unary(d, a, m, [](T v) { return T(std::isfinite(v)); });
-    }
-  }
-
-  // TSL_BOOL_BINARY in elementwise_binary.cpp, as 0 or 1.
-  static void compare(FOp op, T* d, Src<T> a, Src<T> b, int64_t m) {
-    switch (op) {
-      case FOp::Eq:
-        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x == y); });
-      case FOp::Ne:
-        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x != y); });
-      case FOp::Lt:
-        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x < y); });
-      case FOp::Le:
-        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x <= y); });
-      case FOp::Gt:
-        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x > y); });
-      case FOp::Ge:
-        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x >= y); });
-      case FOp::LogicalAnd:
-        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x != T(0) && y != T(0)); });
-      case FOp::LogicalOr:
-        return scalar_binary(d, a, b, m, [](T x, T y) { return T(x != T(0) || y != T(0)); });
-      default:  // LogicalXor
-        return scalar_binary(d, a, b, m, [](T x, T y) { return T((x != T(0)) != (y != T(0))); });
-    }
-  }
-
-  void binary(T* d, Src<T> a, Src<T> b, int64_t m, const Step& s, size_t i) const {
-    switch (s.op) {
-      case FOp::Add: {
-        T al = p_.args[i].s0;
-        if (al == T(1)) return scalar_binary(d, a, b, m, [](T x, T y) { return x + y; });
-        return scalar_binary(d, a, b, m, [al](T x, T y) { return x + al * y; });
+    } else if constexpr (f.operands == 2) {
+      static_assert(kValues == 0, "binary formulas take no values");
+      Src<T> b = src(s.b, regs, c);
+      if constexpr (f.args == FusedArgs::Alpha) {
+        // x + alpha * y as the unfused kernel computes it.
+        if (T al = p_.args[i].v0; al != T(1))
+          return scalar_binary(d, a, b, m, [al](T x, T y) { return F::scalar(x, al * y); });
       }
-      case FOp::Sub: {
-        T al = p_.args[i].s0;
-        if (al == T(1)) return scalar_binary(d, a, b, m, [](T x, T y) { return x - y; });
-        return scalar_binary(d, a, b, m, [al](T x, T y) { return x - al * y; });
-      }
-      case FOp::Mul:
-        return scalar_binary(d, a, b, m, [](T x, T y) { return x * y; });
-      default:
-        return scalar_binary(d, a, b, m, [](T x, T y) { return x / y; });
+      scalar_binary(d, a, b, m, [](T x, T y) { return F::scalar(x, y); });
+    } else {
+      static_assert(f.operands == 3 && kValues == 0, "where's formula");
+      scalar_ternary(d, a, src(s.b, regs, c), src(s.c, regs, c), m,
+                     [](T x, T y, T z) { return F::scalar(x, y, z); });
     }
   }
 
@@ -417,8 +339,7 @@ CompiledKernelFn compiled_kernel_for(const FusedGroup& g, RunPlan<T>& p) {
   // between builds (sanitizers, optimization levels), so only the chunk loop's own
   // build of it gives the unfused kernel's bits.
   for (size_t i = 0; i < g.steps.size(); ++i) {
-    FOp op = g.steps[i].op;
-    if ((op == FOp::Add || op == FOp::Sub) && p.args[i].s0 != T(1)) return nullptr;
+    if (fused_info(g.steps[i].op).args == FusedArgs::Alpha && p.args[i].v0 != T(1)) return nullptr;
   }
   p.compiled_inputs.assign(g.num_inputs, CompiledInput::Unused);
   for (uint32_t k = 0; k < g.num_inputs; ++k) {
@@ -432,14 +353,9 @@ CompiledKernelFn compiled_kernel_for(const FusedGroup& g, RunPlan<T>& p) {
   p.compiled_scalars.assign(g.num_inputs + 2 * g.steps.size(), T(0));
   for (uint32_t k = 0; k < g.num_inputs; ++k) p.compiled_scalars[k] = p.inputs[k].scalar;
   for (size_t i = 0; i < g.steps.size(); ++i) {
-    const ScalarArgs<T>& a = p.args[i];
     T* s = &p.compiled_scalars[g.num_inputs + 2 * i];
-    s[0] = a.s0;
-    s[1] = a.s1;
-    if (g.steps[i].op == FOp::Clamp) {  // an absent bound clamps nothing
-      if (!a.has0) s[0] = -std::numeric_limits<T>::infinity();
-      if (!a.has1) s[1] = std::numeric_limits<T>::infinity();
-    }
+    s[0] = p.args[i].v0;
+    s[1] = p.args[i].v1;
   }
   return fn;
 }
@@ -453,7 +369,7 @@ bool plan(const FusedGroup& g, const KernelArgs& args, DType dtype, RunPlan<T>& 
   ValueInfo inputs[64];  // compile_group takes at most 64 inputs
   Shapes shapes;
   plan_inputs(g, args, p, inputs, shapes);
-  if (!plan_kinds(g, dtype, p.shape, inputs, shapes, p.out_bool) || !plan_scalar_args(g, args, p))
+  if (!plan_kinds(g, dtype, p.shape, inputs, shapes, p.out_bool) || !plan_step_values(g, args, p))
     return false;
   uint32_t next = g.num_registers;
   for (Gather& gi : p.gathers) gi.reg = next++;

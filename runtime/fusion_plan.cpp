@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
 
 namespace tsl::fusion {
 
@@ -61,53 +62,53 @@ bool all_strides_zero(const TensorImpl* t) {
 
 namespace {
 
-// The kind of a two-operand computation: on T when one side is a T tensor (PyTorch
-// promotes the other to T), on bools when both are bool tensors; none otherwise.
-std::optional<VKind> promote(VKind a, VKind b) {
-  if (a == VKind::Float || b == VKind::Float) return VKind::Float;
-  if (a == VKind::Bool && b == VKind::Bool) return VKind::Bool;
+// The kind a computation on these tensor operands has: on T when one is a T tensor
+// (PyTorch promotes the others, numbers and bools, to T), on bools when all are bool
+// tensors; none otherwise (numbers only, or a bool tensor with numbers).
+std::optional<VKind> promote(std::span<const ValueInfo* const> operands) {
+  bool any_float = false, all_bool = true;
+  for (const ValueInfo* o : operands) {
+    any_float |= o->kind == VKind::Float;
+    all_bool &= o->kind == VKind::Bool;
+  }
+  if (any_float) return VKind::Float;
+  if (all_bool) return VKind::Bool;
   return std::nullopt;
 }
 
-// The kind of a step's result, or none when the fused loop cannot compute it as the
-// kernel does (See Note [Bool values in the fused program]).
+// where(cond, self, other): a bool condition; self and other promote, or are two
+// numbers of which one is a float, which give the default dtype, float32.
+std::optional<VKind> where_kind(const ValueInfo* cond, const ValueInfo* b, const ValueInfo* c,
+                                DType dtype) {
+  if (cond->kind != VKind::Bool) return std::nullopt;
+  const ValueInfo* values[] = {b, c};
+  if (std::optional<VKind> k = promote(values)) return k;
+  bool numbers = !is_tensor_kind(b->kind) && !is_tensor_kind(c->kind);
+  bool some_float = b->kind == VKind::FloatNum || c->kind == VKind::FloatNum;
+  if (numbers && some_float && dtype == DType::Float32) return VKind::Float;
+  return std::nullopt;
+}
+
+// The kind of a step's result by its row (runtime/fused_ops.def), or none when the
+// fused loop cannot compute it as the kernel does (See Note [Bool values in the fused
+// program]). Casts are cast_kind's.
 std::optional<VKind> result_kind(const Step& s, const ValueInfo* a, const ValueInfo* b,
                                  const ValueInfo* c, DType dtype, bool positions_matter) {
-  if (is_simd(s.op)) {
-    if (a->kind != VKind::Float) return std::nullopt;
-    if (positions_matter && !a->contiguous) return std::nullopt;
+  const FusedOpInfo& f = fused_info(s.op);
+  if (f.result == FusedResult::Select) return where_kind(a, b, c, dtype);
+  const ValueInfo* values[] = {a, b};
+  std::span<const ValueInfo* const> operands(values, f.operands);
+  for (const ValueInfo* o : operands) {
+    if (!f.bool_operands() && o->kind == VKind::Bool) return std::nullopt;
+  }
+  std::optional<VKind> k = promote(operands);
+  if (f.is_simd() && positions_matter && !a->contiguous) return std::nullopt;
+  if (f.result == FusedResult::Float) {
+    if (k != VKind::Float) return std::nullopt;
     return VKind::Float;
   }
-  if (is_arith(s.op)) {
-    if (s.op == FOp::Sub && (a->kind == VKind::Bool || b->kind == VKind::Bool))
-      return std::nullopt;  // the kernel's error
-    if (promote(a->kind, b->kind) != VKind::Float) return std::nullopt;
-    return VKind::Float;
-  }
-  if (is_compare(s.op)) {
-    if (!promote(a->kind, b->kind)) return std::nullopt;
-    return VKind::Bool;
-  }
-  if (s.op == FOp::LogicalNot) {
-    if (!is_tensor_kind(a->kind)) return std::nullopt;
-    return VKind::Bool;
-  }
-  if (is_predicate(s.op)) {
-    if (a->kind != VKind::Float) return std::nullopt;
-    return VKind::Bool;
-  }
-  if (s.op == FOp::Where) {
-    if (a->kind != VKind::Bool) return std::nullopt;
-    if (std::optional<VKind> k = promote(b->kind, c->kind)) return k;
-    // Two numbers give the default dtype when one is a float: float32.
-    bool numbers = !is_tensor_kind(b->kind) && !is_tensor_kind(c->kind);
-    bool some_float = b->kind == VKind::FloatNum || c->kind == VKind::FloatNum;
-    if (numbers && some_float && dtype == DType::Float32) return VKind::Float;
-    return std::nullopt;
-  }
-  // Neg ... Clamp: numeric ops on a T tensor.
-  if (a->kind != VKind::Float) return std::nullopt;
-  return VKind::Float;
+  if (!k) return std::nullopt;
+  return VKind::Bool;
 }
 
 // The kind of a Cast's result: its operand's, when the target dtype is the operand's
@@ -189,16 +190,16 @@ bool plan_kinds(const FusedGroup& g, DType dtype, const DimVector& result_shape,
     if (!check_casts(i)) return false;
     const Step& s = g.steps[i];
     const ValueInfo *a = info(s.a), *b = info(s.b), *c = info(s.c);
-    std::optional<VKind> kind = s.op == FOp::Cast
-                                    ? cast_kind(s, a, info(s.s0), info(s.s1), dtype)
-                                    : result_kind(s, a, b, c, dtype, positions_matter);
+    bool cast = fused_info(s.op).result == FusedResult::Cast;
+    std::optional<VKind> kind = cast ? cast_kind(s, a, info(s.s0), info(s.s1), dtype)
+                                     : result_kind(s, a, b, c, dtype, positions_matter);
     if (!kind) return false;
     ValueInfo r;
     r.kind = *kind;
     if (!plan_shape(r, {a, b, c}, result_shape, shapes)) return false;
     // The kernel returns the operand itself: a SIMD op reading it takes the path it
     // takes on the operand.
-    if (s.op == FOp::Cast) r.contiguous = a->contiguous;
+    if (cast) r.contiguous = a->contiguous;
     regs[s.dst] = r;
   }
   if (!check_casts(g.steps.size())) return false;

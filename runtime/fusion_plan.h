@@ -1,10 +1,11 @@
 // Planning one run of a fused program, shared by the CPU's chunk loop (fusion_loop.cpp)
 // and the CUDA kernels generated from the program (fusion_device.cpp): the run's dtype
 // and shape, what each value is (Note [Bool values in the fused program]), and the
-// steps' scalar arguments.
+// steps' values.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -79,6 +80,31 @@ bool scalar_arg(const Operand& o, const KernelArgs& args, T& value, bool& presen
     default:
       return false;
   }
+}
+
+// The values of step s for this run, by its row's args: the formula's (the slope;
+// clamp's bounds, -inf and +inf where absent: they clamp nothing) or alpha, in v0 and
+// v1; false when the run must take the fallback (a missing alpha or slope, or both
+// bounds None: the kernel's errors; a value that is no number).
+template <typename T>
+bool step_values(const Step& s, const KernelArgs& args, T& v0, T& v1) {
+  bool has0 = false, has1 = false;
+  switch (fused_info(s.op).args) {
+    case FusedArgs::Alpha:
+    case FusedArgs::Slope:
+      return scalar_arg<T>(s.s0, args, v0, has0) && has0;
+    case FusedArgs::Bounds:
+      if (!scalar_arg<T>(s.s0, args, v0, has0) || !scalar_arg<T>(s.s1, args, v1, has1))
+        return false;
+      if (!has0) v0 = -std::numeric_limits<T>::infinity();
+      if (!has1) v1 = std::numeric_limits<T>::infinity();
+      return has0 || has1;
+    case FusedArgs::None:
+    case FusedArgs::TrueDivision:
+    case FusedArgs::DType:  // decided by plan_kinds
+      return true;
+  }
+  return false;
 }
 
 }  // namespace tsl::fusion

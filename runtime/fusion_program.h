@@ -1,6 +1,7 @@
 // The fused program of a FusionGroup, shared by its compiler (fusion_compile.cpp) and
-// its chunk loop (fusion_loop.cpp); runtime/fusion.h is the public side. See Note
-// [Running a FusionGroup] and Note [Bool values in the fused program].
+// its chunk loop (fusion_loop.cpp); runtime/fusion.h is the public side. Its ops are
+// the rows of runtime/fused_ops.def (Note [Fused ops]). See Note [Running a
+// FusionGroup] and Note [Bool values in the fused program].
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "runtime/fused_ops.h"
 #include "runtime/kernels/kernel.h"
 
 namespace tsl::fusion {
@@ -17,58 +19,12 @@ namespace tsl::fusion {
 // Note [Bool values in the fused program]
 // Every chunk register holds elements of the run's floating dtype T. A bool value (the
 // result of a comparison, or a bool tensor input) is held as T(0) or T(1), and a
-// `kind` computed per run (plan_kinds in fusion_loop.cpp) remembers that it is bool:
+// `kind` computed per run (plan_kinds in fusion_plan.cpp) remembers that it is bool:
 // bool results are stored as bool tensors, and an op runs fused only where PyTorch's
 // promotion makes its computation the one on T values: arithmetic with a T operand
 // (a bool converts to 0 or 1 there), comparisons and logical ops with a T operand or
 // two bools (exact on 0 and 1), `where` with a bool condition. A bool tensor with a
 // Python number promotes to int64 or float32, not T: such ops take the fallback.
-
-enum class FOp : uint8_t {
-  // Eigen SIMD forms with a scalar redo outside their exact range (as the kernels).
-  Exp,
-  Log,
-  Log1p,
-  Expm1,
-  Sin,
-  Cos,
-  Reciprocal,
-  Tanh,
-  Sigmoid,
-  Silu,
-  // Scalar formulas the compiler vectorizes.
-  Neg,
-  Abs,
-  Sqrt,
-  Rsqrt,
-  Square,
-  Relu,
-  LeakyRelu,
-  Clamp,
-  Add,
-  Sub,
-  Mul,
-  Div,
-  // Bool results.
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,
-  LogicalAnd,
-  LogicalOr,
-  LogicalXor,
-  LogicalNot,
-  IsNan,
-  IsInf,
-  IsFinite,
-  // where(cond, self, other).
-  Where,
-  // to(self, dtype): fused only where it converts nothing (the dtype is self's), as in
-  // gradient graphs; see Note [Conversions in the fused program].
-  Cast,
-};
 
 // Note [Conversions in the fused program]
 // Gradient formulas cast each gradient to its input's dtype: `to(g, dtype(x))`, with
@@ -84,14 +40,6 @@ enum class FOp : uint8_t {
 // `dtype(v)` itself (a dtype, not a tensor): the gradient's `to(g, dtype(v))` then
 // needs no copy of v, only its dtype, decided the same way.
 
-// The ops whose results depend on the element's position in the loop (Eigen's SIMD
-// and scalar paths differ by an ulp): they must run over values of the result's
-// full shape, at the positions the unfused kernel gives them.
-inline bool is_simd(FOp op) { return op <= FOp::Silu; }
-inline bool is_arith(FOp op) { return op >= FOp::Add && op <= FOp::Div; }
-inline bool is_compare(FOp op) { return op >= FOp::Eq && op <= FOp::LogicalXor; }
-inline bool is_predicate(FOp op) { return op >= FOp::LogicalNot && op <= FOp::IsFinite; }
-
 // Where an operand comes from: a group input (a tensor read in place or gathered, or a
 // number / single-element tensor read as a scalar), a chunk register, or a constant.
 struct Operand {
@@ -106,7 +54,7 @@ struct Step {
   FOp op;
   uint32_t dst = 0;
   Operand a, b, c;  // tensor operands: a; a and b (binary); cond, self, other (where)
-  Operand s0, s1;   // scalar arguments: alpha; clamp's min and max; the slope
+  Operand s0, s1;   // scalar arguments (FusedArgs): alpha; the slope; clamp's min and max
   // Cast's target dtype: a constant (has_dtype), a group input holding a dtype (s0),
   // or the dtype of another operand (s1, from a `dtype(v)` in the group).
   bool has_dtype = false;

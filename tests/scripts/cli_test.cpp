@@ -214,8 +214,10 @@ TEST(CommandLine, DumpKernelsPrintsTheGeneratedCode) {
   EXPECT_NE(r.out.find(".cpp\n// T = float; P: a SIMD packet of T; inputs: x0 (tensor)\n"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("= opaque(pmul(x0, c0));  // mul\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("= opaque(form_Tanh(r"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("= opaque(tsl::formulas::mul::packet(x0, c0));  // mul\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("= opaque(tsl::formulas::tanh::packet(r"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  // sub\n"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("redo_outside("), std::string::npos) << "the shared helpers are left out";
   Result none = tsl("--dump=kernels -c " + quote("print(1)"));

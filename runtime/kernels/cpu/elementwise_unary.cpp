@@ -12,6 +12,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
 
+#include "runtime/kernels/cpu/formulas.h"
 #include "runtime/kernels/cpu/loops.h"
 #include "runtime/kernels/cpu/simd_map.h"
 #include "runtime/kernels/kernel.h"
@@ -125,37 +126,26 @@ Tensor predicate_unary(const Tensor& x, const char* name, Op op) {
     });                                   \
   }
 
-// The same with a vectorized form `array_expr` of the array `a` for contiguous data,
-// exact enough for |x| < limit (see map_contiguous).
-#define TSL_FLOAT_UNARY_VEC(name, expr, array_expr, limit)      \
-  Tensor name##_kernel(const Tensor& x) {                       \
-    return float_unary_vec(                                     \
-        x,                                                      \
-        [](auto v) {                                            \
-          using T = decltype(v);                                \
-          (void)sizeof(T);                                      \
-          return static_cast<T>(expr);                          \
-        },                                                      \
-        [](const auto& a) {                                     \
-          using T = typename std::decay_t<decltype(a)>::Scalar; \
-          (void)sizeof(T);                                      \
-          return array_expr;                                    \
-        },                                                      \
-        limit);                                                 \
+// The kernel of a Simd formula F of formulas.h (the fused ops' own, Note [CPU
+// formulas]): F::array for contiguous data, exact enough for |x| < F::kLimit.
+#define TSL_FLOAT_UNARY_FORMULA(name)                                                    \
+  Tensor name##_kernel(const Tensor& x) {                                                \
+    return float_unary_vec(                                                              \
+        x, [](auto v) { return formulas::name::scalar(v); },                             \
+        [](const auto& a) { return formulas::name::array(a); }, formulas::name::kLimit); \
   }
 
-TSL_FLOAT_UNARY_VEC(exp, std::exp(v), a.exp(), 87.0)
+TSL_FLOAT_UNARY_FORMULA(exp)
 TSL_FLOAT_UNARY(exp2, std::exp2(v))
-TSL_FLOAT_UNARY_VEC(log, std::log(v), a.log(), INFINITY)
+TSL_FLOAT_UNARY_FORMULA(log)
 TSL_FLOAT_UNARY(log2, std::log2(v))
 TSL_FLOAT_UNARY(log10, std::log10(v))
-TSL_FLOAT_UNARY_VEC(log1p, std::log1p(v), a.log1p(), INFINITY)
-TSL_FLOAT_UNARY_VEC(expm1, std::expm1(v), a.expm1(), 87.0)
-// Not Eigen's sqrt: with EIGEN_FAST_MATH it is an rsqrt approximation, not exact.
-TSL_FLOAT_UNARY(sqrt, std::sqrt(v))
-TSL_FLOAT_UNARY(rsqrt, T(1) / std::sqrt(v))
-TSL_FLOAT_UNARY_VEC(sin, std::sin(v), a.sin(), INFINITY)
-TSL_FLOAT_UNARY_VEC(cos, std::cos(v), a.cos(), INFINITY)
+TSL_FLOAT_UNARY_FORMULA(log1p)
+TSL_FLOAT_UNARY_FORMULA(expm1)
+TSL_FLOAT_UNARY(sqrt, formulas::sqrt::scalar(v))
+TSL_FLOAT_UNARY(rsqrt, formulas::rsqrt::scalar(v))
+TSL_FLOAT_UNARY_FORMULA(sin)
+TSL_FLOAT_UNARY_FORMULA(cos)
 TSL_FLOAT_UNARY(tan, std::tan(v))
 TSL_FLOAT_UNARY(asin, std::asin(v))
 TSL_FLOAT_UNARY(acos, std::acos(v))
@@ -163,10 +153,10 @@ TSL_FLOAT_UNARY(atan, std::atan(v))
 TSL_FLOAT_UNARY(sinh, std::sinh(v))
 TSL_FLOAT_UNARY(cosh, std::cosh(v))
 TSL_FLOAT_UNARY(erf, std::erf(v))
-TSL_FLOAT_UNARY_VEC(reciprocal, T(1) / v, a.inverse(), INFINITY)
-TSL_FLOAT_UNARY_VEC(tanh, std::tanh(v), a.tanh(), INFINITY)
-TSL_FLOAT_UNARY_VEC(sigmoid, T(1) / (T(1) + std::exp(-v)), (T(1) + (-a).exp()).inverse(), 87.0)
-#undef TSL_FLOAT_UNARY_VEC
+TSL_FLOAT_UNARY_FORMULA(reciprocal)
+TSL_FLOAT_UNARY_FORMULA(tanh)
+TSL_FLOAT_UNARY_FORMULA(sigmoid)
+#undef TSL_FLOAT_UNARY_FORMULA
 #undef TSL_FLOAT_UNARY
 
 // ---- Activations (floating only) ------------------------------------------------------
@@ -181,16 +171,8 @@ Tensor floating_only_unary_vec(const Tensor& x, const char* name, Op op, ArrayOp
 
 Tensor silu_kernel(const Tensor& x) {
   return floating_only_unary_vec(
-      x, "silu",
-      [](auto v) {
-        using T = decltype(v);
-        return static_cast<T>(v / (T(1) + std::exp(-v)));
-      },
-      [](const auto& a) {
-        using T = typename std::decay_t<decltype(a)>::Scalar;
-        return a / (T(1) + (-a).exp());
-      },
-      87.0);
+      x, "silu", [](auto v) { return formulas::silu::scalar(v); },
+      [](const auto& a) { return formulas::silu::array(a); }, formulas::silu::kLimit);
 }
 
 // x * Phi(x) for contiguous float32 data, as PyTorch's vectorized kernel computes it:
@@ -303,8 +285,7 @@ Tensor elu_kernel(const Tensor& x, Scalar alpha_s) {
 Tensor leaky_relu_kernel(const Tensor& x, Scalar slope_s) {
   double slope = slope_s.to_double();
   return floating_only_unary(x, "leaky_relu", [slope](auto v) {
-    using T = decltype(v);
-    return v > T(0) ? v : static_cast<T>(v * static_cast<T>(slope));
+    return formulas::leaky_relu::scalar(v, static_cast<decltype(v)>(slope));
   });
 }
 
@@ -389,11 +370,7 @@ Tensor frac_kernel(const Tensor& x) {
 
 Tensor relu_kernel(const Tensor& x) {
   TSL_CHECK(x.dtype() != DType::Bool, "Boolean inputs not supported for relu");
-  // `v < 0 ? 0 : v` keeps NaN, as PyTorch's relu does.
-  return numeric_unary(x, "relu", [](auto v) {
-    using T = decltype(v);
-    return v < T(0) ? T(0) : v;
-  });
+  return numeric_unary(x, "relu", [](auto v) { return formulas::relu::scalar(v); });
 }
 
 // ---- clamp ----------------------------------------------------------------------------
@@ -409,24 +386,15 @@ DType clamp_dtype(const Tensor& x, const std::optional<Scalar>& lo,
   return cpu::result_type({&x, &lo_t, &hi_t});
 }
 
-// min(max(v, lo), hi) as PyTorch: when lo > hi every element becomes hi. NaN inputs
-// stay NaN: comparisons with NaN are false, so neither bound applies.
+// formulas::clamp: min(max(v, lo), hi) as PyTorch. An absent bound is the type's
+// lowest or highest value (an infinity for floats): it clamps nothing.
 template <typename T>
 Tensor clamp_typed(const Tensor& x, const std::optional<Scalar>& lo_s,
                    const std::optional<Scalar>& hi_s) {
-  if (lo_s && hi_s) {
-    T lo = lo_s->to<T>(), hi = hi_s->to<T>();
-    return map_unary<T, T>(x, [lo, hi](T v) {
-      T m = v < lo ? lo : v;
-      return m > hi ? hi : m;
-    });
-  }
-  if (lo_s) {
-    T lo = lo_s->to<T>();
-    return map_unary<T, T>(x, [lo](T v) { return v < lo ? lo : v; });
-  }
-  T hi = hi_s->to<T>();
-  return map_unary<T, T>(x, [hi](T v) { return v > hi ? hi : v; });
+  using Limits = std::numeric_limits<T>;
+  T lo = lo_s ? lo_s->to<T>() : Limits::has_infinity ? -Limits::infinity() : Limits::lowest();
+  T hi = hi_s ? hi_s->to<T>() : Limits::has_infinity ? Limits::infinity() : Limits::max();
+  return map_unary<T, T>(x, [lo, hi](T v) { return formulas::clamp::scalar(v, lo, hi); });
 }
 
 Tensor clamp_kernel(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
