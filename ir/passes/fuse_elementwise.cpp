@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "ir/passes/pass_utils.h"
+#include "runtime/fused_ops.h"
 
 namespace tsl {
 namespace {
@@ -41,8 +43,52 @@ bool is_fusible_conversion(const Node* n, const MutationInfo* mutation) {
          mutation->may_replace(n->output(), n->input(0));
 }
 
+// Whether a scalar argument of type t is one the fused program reads (runtime/fused_ops.def:
+// the row's FusedArgs); the values themselves are checked at run time.
+bool reads_argument(fusion::FusedArgs args, const TypePtr& t) {
+  auto number = [](const TypePtr& u) {
+    return u->kind() == TypeKind::Int || u->kind() == TypeKind::Float;
+  };
+  switch (args) {
+    case fusion::FusedArgs::Alpha:
+    case fusion::FusedArgs::Slope:
+      return number(t);
+    case fusion::FusedArgs::TrueDivision:
+      return t->kind() == TypeKind::None;
+    case fusion::FusedArgs::Bounds:
+      return number(t) || t->kind() == TypeKind::None ||
+             (t->kind() == TypeKind::Optional && number(t->contained().at(0)));
+    case fusion::FusedArgs::DType:
+      return t->kind() == TypeKind::DType;
+    case fusion::FusedArgs::None:
+      break;
+  }
+  return false;
+}
+
+// Whether the runtime has a fused form of n: a row of runtime/fused_ops.def for its op,
+// whose scalar arguments n passes in a form the fused program reads (div without
+// rounding, add with a number alpha, clamp with a bound). Any other node would make the
+// whole group run op by op.
+bool has_fused_form(const Node* n) {
+  std::optional<fusion::FOp> op = fusion::fused_op_of(n->op());
+  if (!op) return false;
+  const fusion::FusedOpInfo& f = fusion::fused_info(*op);
+  size_t scalars = fusion::scalar_inputs(f.args);
+  if (n->inputs().size() != f.operands + scalars) return false;
+  size_t none = 0;
+  for (size_t k = 0; k < scalars; ++k) {
+    const TypePtr& t = n->input(f.operands + k)->type();
+    if (!reads_argument(f.args, t)) return false;
+    none += t->kind() == TypeKind::None;
+  }
+  // clamp(x, None, None) is an error, which the op by op run reports.
+  return !(f.args == fusion::FusedArgs::Bounds && none == 2);
+}
+
 bool is_fusible(const Node* n, const MutationInfo* mutation) {
-  if (is_fusible_conversion(n, mutation)) return true;
+  if (!has_fused_form(n)) return false;
+  if (n->op() == OpId::to_dtype) return is_fusible_conversion(n, mutation);
   const OpInfo& info = n->info();
   if (!info.has(opflags::EW) || info.has(opflags::EFFECT) || info.has(opflags::RANDOM) ||
       info.has(opflags::PRIM) || !n->blocks().empty() || n->outputs().empty()) {

@@ -7,9 +7,13 @@
 namespace tsl {
 
 // Note [Elementwise fusion]
-// A node is fusible when its op is marked EW in runtime/ops.def (and not EFFECT,
-// RANDOM or PRIM), its outputs are tensors, it has a tensor input, and its other
-// inputs are numbers, strings or None (alpha, clamp bounds, gelu's approximate).
+// A node is fusible when the runtime can run its op fused: the op has a row in
+// runtime/fused_ops.def (Note [Fused ops] in runtime/fused_ops.h), and the node's
+// scalar arguments are of the kinds that row reads (alpha and clamp's bounds numbers,
+// div's rounding_mode None). An elementwise op without a row (erf, gelu, pow, ...)
+// stays out of groups, which would otherwise run op by op as a whole. The op is also
+// marked EW in runtime/ops.def (and not EFFECT, RANDOM or PRIM), its outputs are
+// tensors, it has a tensor input, and its other inputs are numbers or None.
 // Walking each block in order, a fusible node joins the groups of the fusible nodes
 // that produce its inputs; a group sits where its last node was, so it may only
 // grow while no node outside it, before that place, reads one of its values. Nodes

@@ -190,13 +190,31 @@ TEST(Fusion, MixedDtypesAndIntsFallBack) {
   expect_fallback(ir, {IValue(i), IValue(i)});
 }
 
+// An op without a row in runtime/fused_ops.def stays out of groups; a group that holds
+// one anyway (written as IR text) runs op by op, with the unfused results.
 TEST(Fusion, OpsWithoutAFusedFormFallBack) {
-  const std::string ir =
+  std::shared_ptr<Graph> g = parse_graph(
       "graph f(%x : Tensor):\n"
       "  %e : Tensor = erf(%x)\n"
       "  %y : Tensor = neg(%e)\n"
-      "  return (%y)\n";
-  expect_fallback(ir, {IValue(tensor_of<float>(1000, 5, 10))});
+      "  return (%y)\n",
+      "fusion_test.ir");
+  EXPECT_FALSE(fuse_elementwise(*g));  // neg alone is no group
+  std::shared_ptr<Graph> grouped = parse_graph(
+      "graph f(%x : Tensor):\n"
+      "  %y : Tensor = FusionGroup(%x)\n"
+      "    block0(%x.1 : Tensor):\n"
+      "      %e : Tensor = erf(%x.1)\n"
+      "      %y.1 : Tensor = neg(%e)\n"
+      "      -> (%y.1)\n"
+      "  return (%y)\n",
+      "fusion_test.ir");
+  std::vector<IValue> inputs{IValue(tensor_of<float>(1000, 5, 10))};
+  FusionCounters before = fusion_counters();
+  std::vector<IValue> fused = run_code(grouped, inputs);
+  EXPECT_EQ(fusion_counters().fallback - before.fallback, 1);
+  EXPECT_EQ(fusion_counters().fused - before.fused, 0);
+  EXPECT_EQ(max_ulps<float>(run_code(g, inputs)[0].to_tensor(), fused[0].to_tensor()), 0u);
 }
 
 // ---- Bool values, broadcasting and strided inputs ---------------------------------------
