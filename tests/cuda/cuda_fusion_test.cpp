@@ -1,6 +1,7 @@
 // FusionGroups on CUDA (Note [Fused kernels on CUDA] in runtime/fusion_device.cpp).
-// Without a GPU: the kernel generated for every fused op, every way of reading an
-// input, bool values and both dtypes compiles with NVRTC. With one: a group runs as
+// Without a GPU: the kernel generated for every fused op (every row of
+// runtime/fused_ops.def), every way of reading an input, bool values and both dtypes
+// compiles with NVRTC. With one: a group runs as
 // one kernel and gives the unfused CUDA kernels' results bit for bit, aligned or
 // not, with broadcast, strided, single-element and expanded inputs and bool outputs.
 #include <gtest/gtest.h>
@@ -70,9 +71,13 @@ const char* const kBroadcastGroup =
     "  %z : Tensor = mul(%y, %s)\n"
     "  return (%z, %both)\n";
 
+// The shared programs, and those running every op of runtime/fused_ops.def.
 std::vector<std::string> all_programs() {
-  return {program(kSimdForms, 10), program(kArithmetic, 14), program(kLogic, 13), kGradientGroup,
-          kBroadcastGroup};
+  std::vector<std::string> programs = {program(kSimdForms, 10), program(kArithmetic, 14),
+                                       program(kLogic, 13), kGradientGroup, kBroadcastGroup};
+  for (const FusedOpProgram& p : fused_op_programs())
+    programs.push_back(program(p.body, p.outputs));
+  return programs;
 }
 
 // ---- Without a GPU: every generated kernel compiles -------------------------------------
@@ -164,7 +169,7 @@ class CudaFusedKernels : public ::testing::Test {
   // The shared programs' inputs on the GPU: %x, %v (aligned, or one element off), %a,
   // a single element, and one value expanded.
   template <typename T>
-  void expect_program_matches(const char* body, int count) {
+  void expect_program_matches(const std::string& body, int count) {
     for (int64_t n : {int64_t{1000}, int64_t{(1 << 20) + 3}, int64_t{11}}) {
       for (int offset : {0, 1}) {
         Tensor buffer = on_gpu(Tensor::from_vector(test_values<T>(n + 1, 4, 7)));
@@ -176,9 +181,8 @@ class CudaFusedKernels : public ::testing::Test {
                                    IValue(view), IValue(-1.25),
                                    IValue(on_gpu(Tensor::from_vector(std::vector<T>{T(2.5)}))),
                                    IValue(expanded)};
-        expect_same_bits<T>(
-            program(body, count), inputs,
-            std::string(body) + " n=" + std::to_string(n) + " offset=" + std::to_string(offset));
+        expect_same_bits<T>(program(body, count), inputs,
+                            body + " n=" + std::to_string(n) + " offset=" + std::to_string(offset));
       }
     }
   }
@@ -199,6 +203,14 @@ TEST_F(CudaFusedKernels, ArithmeticGivesTheUnfusedBits) {
 TEST_F(CudaFusedKernels, ComparisonsAndWhereGiveTheUnfusedBits) {
   expect_program_matches<float>(kLogic, 13);
   expect_program_matches<double>(kLogic, 13);
+}
+
+// Every op of runtime/fused_ops.def, from its row.
+TEST_F(CudaFusedKernels, EveryFusedOpGivesTheUnfusedBits) {
+  for (const FusedOpProgram& p : fused_op_programs()) {
+    expect_program_matches<float>(p.body, p.outputs);
+    expect_program_matches<double>(p.body, p.outputs);
+  }
 }
 
 TEST_F(CudaFusedKernels, GradientGroupsRunFused) {

@@ -7,11 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "runtime/fused_ops.h"
 #include "runtime/interpreter.h"
 
 namespace tsl {
@@ -129,5 +132,99 @@ inline constexpr const char* kLogic =
     "  %y8 : Tensor = mul(%c8, %m)\n  %y9 : Tensor = mul(%c9, %v)\n"
     "  %y10 : Tensor = where(%c10, %v, %m)\n  %y11 : Tensor = where(%c11, %e, %m)\n"
     "  %y12 : Tensor = where(%c12, %m, %one_elem)\n";
+
+// Program bodies for program() that run every op of runtime/fused_ops.def (aliases
+// too), a few ops per body (each body one group): each op on %m (full, contiguous) and,
+// with two operands, %v (a view off its alignment), then on the expanded %e and %m; its
+// scalar arguments as the compiled kernels take them (alpha 1). A `to` is returned by
+// its group only when its value does not escape (Note [Conversions in the fused
+// program]): its value feeds an output and a sum after the group.
+struct FusedOpProgram {
+  std::string ops;  // the ops' names in the IR
+  std::string body;
+  int outputs = 0;
+};
+
+inline std::string fused_op_call(OpId id, const fusion::FusedOpInfo& f,
+                                 std::initializer_list<std::string> operands) {
+  std::string call = std::string(op_info(id).name) + "(";
+  bool first = true;
+  for (const std::string& o : operands) {
+    call += (first ? "" : ", ") + o;
+    first = false;
+  }
+  switch (f.args) {
+    case fusion::FusedArgs::None:
+      break;
+    case fusion::FusedArgs::Alpha:
+      call += ", %one";
+      break;
+    case fusion::FusedArgs::TrueDivision:
+      call += ", %none";
+      break;
+    case fusion::FusedArgs::Slope:
+      call += ", %slope";
+      break;
+    case fusion::FusedArgs::Bounds:
+      call += ", %lo, %hi";
+      break;
+    case fusion::FusedArgs::DType:
+      call += ", %d";
+      break;
+  }
+  return call + ")";
+}
+
+inline std::vector<FusedOpProgram> fused_op_programs(int ops_per_program = 6) {
+  std::vector<FusedOpProgram> programs;
+  std::string tail;  // after the group: the sums of the casts' values
+  auto finish = [&] {
+    programs.back().body += tail;
+    tail.clear();
+  };
+  for (int k = 0; k < kNumOps; ++k) {
+    OpId id = static_cast<OpId>(k);
+    std::optional<fusion::FOp> op = fusion::fused_op_of(id);
+    if (!op) continue;
+    if (programs.empty() ||
+        std::count(programs.back().ops.begin(), programs.back().ops.end(), ',') + 1 >=
+            ops_per_program) {
+      if (!programs.empty()) finish();
+      programs.emplace_back();
+      programs.back().body =
+          "  %slope : float = Constant[value=0.1]()\n"
+          "  %lo : float = Constant[value=-1.5]()\n  %hi : int = Constant[value=2]()\n"
+          "  %false : bool = Constant[value=False]()\n  %d : dtype = dtype(%x)\n";
+    }
+    FusedOpProgram& p = programs.back();
+    const fusion::FusedOpInfo& f = fusion::fused_info(*op);
+    p.ops += (p.ops.empty() ? "" : ", ") + std::string(op_info(id).name);
+    std::string suffix = std::to_string(k);
+    auto output = [&](const std::string& call) {
+      std::string y = "%y" + std::to_string(p.outputs++);
+      p.body += "  " + y + " : Tensor = " + call + "\n";
+      return y;
+    };
+    if (f.result == fusion::FusedResult::Cast) {
+      std::string t = "%t" + suffix;
+      p.body += "  " + t + " : Tensor = " + fused_op_call(id, f, {"%m"}) + "\n";
+      output("mul(" + t + ", %half)");
+      tail += "  %y" + std::to_string(p.outputs++) + " : Tensor = sum(" + t +
+              ", %none, %false, %none)\n";
+    } else if (f.operands == 1) {
+      output(fused_op_call(id, f, {"%m"}));
+    } else if (f.operands == 2) {
+      output(fused_op_call(id, f, {"%m", "%v"}));
+      output(fused_op_call(id, f, {"%e", "%m"}));
+    } else {
+      std::string c = "%c" + suffix;
+      p.body += "  " + c + " : Tensor = gt(%m, %v)\n";
+      output(fused_op_call(id, f, {c, "%m", "%v"}));
+      output(fused_op_call(id, f, {c, "%a", "%e"}));
+    }
+  }
+  finish();
+  return programs;
+}
 
 }  // namespace tsl
