@@ -297,30 +297,11 @@ class CudaBackend final : public DeviceBackend {
 
 Tensor tensor_arg(const KernelArgs& a, uint32_t i) { return detail::ArgConv<Tensor>::get(a.in(i)); }
 
-bool is_inplace(OpId op) {
-  return op == OpId::add_ || op == OpId::sub_ || op == OpId::mul_ || op == OpId::div_;
-}
+// The binary in-place updates (add_, ...) and the ops whose result is bool, as the op
+// table says (INPLACE; DT_BOOL).
+bool is_inplace(OpId op) { return op_info(op).has(opflags::INPLACE); }
 
-bool bool_valued(OpId op) {
-  switch (op) {
-    case OpId::eq:
-    case OpId::ne:
-    case OpId::lt:
-    case OpId::le:
-    case OpId::gt:
-    case OpId::ge:
-    case OpId::logical_and:
-    case OpId::logical_or:
-    case OpId::logical_xor:
-    case OpId::isnan:
-    case OpId::isinf:
-    case OpId::isfinite:
-    case OpId::logical_not:
-      return true;
-    default:
-      return false;
-  }
-}
+bool bool_valued(OpId op) { return op_info(op).dtype_rule() == DtypeRule::Bool; }
 
 template <OpId kOp>
 void unary_kernel(KernelArgs& a) {
