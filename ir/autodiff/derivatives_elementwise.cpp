@@ -143,6 +143,39 @@ std::vector<Sym> clamp_jvp(const RuleContext& c) {
   return {mask ? where(mask, t, 0.0) : t};
 }
 
+// hardtanh(x, min_val, max_val): the gradient passes strictly inside the bounds, and at
+// NaN, which is neither at nor beyond them (PyTorch's hardtanh_backward); 0 at the bounds,
+// where clamp's passes.
+Sym hardtanh_outside(const RuleContext& c) {
+  return call(OpId::logical_or, {le(x_of(c), c.input(1)), ge(x_of(c), c.input(2))});
+}
+std::vector<Sym> hardtanh_vjp(const RuleContext& c) {
+  return {where(hardtanh_outside(c), 0.0, c.grad())};
+}
+std::vector<Sym> hardtanh_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  return {t ? where(hardtanh_outside(c), 0.0, t) : Sym()};
+}
+
+// logit(x, eps): 1 / (x (1 - x)); with eps, 0 where x was clamped (outside [eps, 1 - eps]),
+// without, NaN outside [0, 1], as PyTorch's logit_backward.
+Sym logit_partial(const RuleContext& c, Sym g) {
+  Sym x = x_of(c);
+  Sym d = g / (x * (1.0 - x));
+  const IValue* k = c.constant_input(1);
+  if (c.input(1).value()->type()->kind() == TypeKind::None || (k && k->is_none())) {
+    return where(call(OpId::logical_or, {lt(x, 0.0), gt(x, 1.0)}), NAN, d);
+  }
+  Sym eps = c.input(1);
+  Sym hi = call(OpId::sub_float, {1.0, eps});
+  return where(call(OpId::logical_or, {lt(x, eps), gt(x, hi)}), 0.0, d);
+}
+std::vector<Sym> logit_vjp(const RuleContext& c) { return {logit_partial(c, c.grad())}; }
+std::vector<Sym> logit_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  return {t ? logit_partial(c, t) : Sym()};
+}
+
 // ---- Binary ops: partials with respect to self (input 0) and other (input 1).
 
 template <Partial PA, Partial PB>
@@ -369,6 +402,8 @@ void register_elementwise_derivatives(DerivativeTable& table) {
   TSL_DERIVATIVE(relu, relu_vjp, relu_jvp);
   TSL_DERIVATIVE(clamp, clamp_vjp, clamp_jvp);
   TSL_DERIVATIVE(clip, clamp_vjp, clamp_jvp);
+  TSL_DERIVATIVE(hardtanh, hardtanh_vjp, hardtanh_jvp);
+  TSL_DERIVATIVE(logit, logit_vjp, logit_jvp);
 
   TSL_DERIVATIVE(add, add_vjp, add_jvp);
   TSL_DERIVATIVE(sub, sub_vjp, sub_jvp);

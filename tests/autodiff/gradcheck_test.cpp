@@ -492,6 +492,19 @@ void add_unary_cases(Table& t) {
   add(t, OpId::elu, "alpha 0.5", {T(away({2, 3})), F(0.5)});
   unary(t, OpId::leaky_relu, away);
   add(t, OpId::leaky_relu, "slope 0.2", {T(away({2, 3})), F(0.2)});
+  {
+    Gen g = [](const Shape& s) { return uniform(s, -2.0, 2.0, {-1.0, 0.5, 1.0}); };
+    unary(t, OpId::hardtanh, g, {F(-1.0), F(0.5)});
+    add(t, OpId::hardtanh, "default bounds", {T(g({2, 3}))});
+    add(t, OpId::hardtanh, "int bounds", {T(g({2, 3})), I(-1), I(1)});
+  }
+  {
+    Gen g = [](const Shape& s) { return uniform(s, 0.1, 0.9); };
+    unary(t, OpId::logit, g);
+    // eps 0.2: inside [0.2, 0.8] the derivative of the formula, 0 where clamped.
+    Gen h = [](const Shape& s) { return uniform(s, 0.0, 1.0, {0.2, 0.8}); };
+    add(t, OpId::logit, "eps 0.2", {T(h({2, 4})), F(0.2)});
+  }
   for (OpId op : {OpId::clamp, OpId::clip}) {
     Gen g = [](const Shape& s) { return uniform(s, -2.0, 2.0, {-1.0, 1.0}); };
     unary(t, op, g, {F(-1.0), F(1.0)});
@@ -1063,6 +1076,10 @@ void add_kink_cases(Table& t) {
   for (OpId op : {OpId::clamp, OpId::clip}) {
     add_kink(t, op, "at the bounds", {T(c), F(-1.0), F(1.0)}, {vec({1, 1, 1, 0})});
   }
+  // hardtanh's gradient is 0 at its bounds, where clamp's is 1.
+  add_kink(t, OpId::hardtanh, "at the bounds", {T(c), F(-1.0), F(1.0)}, {vec({0, 1, 0, 0})});
+  add_kink(t, OpId::logit, "eps 0.25 at the clamp's edges",
+           {T(vec({0.25, 0.5, 0.75, 0.1})), F(0.25)}, {vec({16.0 / 3, 4, 16.0 / 3, 0})});
   add_kink(t, OpId::norm, "of zeros", {T(vec({0, 0, 0}))}, {vec({0, 0, 0})});
   add_kink(t, OpId::norm, "p 1 at 0", {T(vec({0, 1, -2})), F(1.0)}, {vec({0, 1, -1})});
   add_kink(t, OpId::norm, "p inf ties", {T(vec({2, 1, -2})), F(INFINITY)}, {vec({0.5, 0, -0.5})});

@@ -202,6 +202,10 @@ std::vector<std::vector<IValue>> unary_extras(OpId op) {
               {IValue(int64_t{0}), IValue()}};
     case OpId::leaky_relu:
       return {{IValue(0.2)}};
+    case OpId::hardtanh:
+      return {{IValue(-0.5), IValue(1.0)}, {IValue(int64_t{-1}), IValue(int64_t{1})}};
+    case OpId::logit:
+      return {{IValue()}, {IValue(0.2)}};
     case OpId::elu:
       return {{IValue(1.5)}};
     case OpId::softplus:

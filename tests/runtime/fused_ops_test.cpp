@@ -105,6 +105,7 @@ const std::map<std::string_view, const char*> kNotFused = {
     {"gelu", "no fused formula yet (and a string argument)"},
     {"softplus", "no fused formula yet"},
     {"elu", "no fused formula yet"},
+    {"logit", "its optional eps is a kind of scalar argument the fused program does not read"},
     {"pow", "no fused formula yet"},
     {"atan2", "no fused formula yet"},
     {"maximum", "no fused formula yet"},

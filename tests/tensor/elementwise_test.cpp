@@ -176,6 +176,26 @@ TEST(Unary, ActivationsWithArguments) {
   expect_values(call(OpId::clamp, {IValue(x), IValue(int64_t{-1}), IValue(int64_t{2})}),
                 {-1.0, -1.0, -0.5, 0.0, 0.30000001192092896, 0.5, 1.5, 2.0, 2.0});
   EXPECT_ERROR(call(OpId::gelu, {IValue(x), IValue("fast")}), "approximate");
+  // F.hardtanh(x, -1.0, 2.0); an int64 tensor keeps its dtype, its bounds truncated.
+  expect_values(call(OpId::hardtanh, {IValue(x), IValue(-1.0), IValue(2.0)}),
+                {-1.0, -1.0, -0.5, 0.0, 0.30000001192092896, 0.5, 1.5, 2.0, 2.0});
+  Tensor h = call(OpId::hardtanh, {IValue(i64({-3, 0, 3})), IValue(-2.5), IValue(2.5)});
+  EXPECT_EQ(h.dtype(), DType::Int64);
+  expect_values(h, {-2, 0, 2});
+  EXPECT_ERROR(call(OpId::hardtanh, {IValue(unary(OpId::isnan, x)), IValue(-1.0), IValue(1.0)}),
+               "Bool inputs not supported for hardtanh");
+  // torch.logit(p) and torch.logit(p, 0.2); int64 inputs compute in float32.
+  Tensor p = f32({0.0f, 1e-7f, 0.1f, 0.25f, 0.5f, 0.7f, 0.9f, 0.999f, 1.0f});
+  expect_values(call(OpId::logit, {IValue(p), IValue()}),
+                {-INFINITY, -16.11809539794922, -2.1972246170043945, -1.0986123085021973, 0.0,
+                 0.8472978472709656, 2.1972243785858154, 6.906767845153809, INFINITY});
+  expect_values(
+      call(OpId::logit, {IValue(p), IValue(0.2)}),
+      {-1.3862943649291992, -1.3862943649291992, -1.3862943649291992, -1.0986123085021973, 0.0,
+       0.8472978472709656, 1.3862944841384888, 1.3862944841384888, 1.3862944841384888});
+  Tensor q = call(OpId::logit, {IValue(i64({0, 1, 2})), IValue()});
+  EXPECT_EQ(q.dtype(), DType::Float32);
+  expect_values(q, {-INFINITY, INFINITY, NAN});
 }
 
 TEST(Unary, SpecialValues) {

@@ -405,6 +405,34 @@ Tensor clamp_kernel(const Tensor& x, std::optional<Scalar> lo, std::optional<Sca
   return TSL_DISPATCH_NUMERIC(t, "clamp", [&] { return clamp_typed<scalar_t>(in, lo, hi); });
 }
 
+// hardtanh is clamp with both bounds, in self's dtype: an int64 tensor's bounds are
+// truncated to ints, as PyTorch converts them.
+Tensor hardtanh_kernel(const Tensor& x, Scalar lo, Scalar hi) {
+  TSL_CHECK(x.dtype() != DType::Bool, "Bool inputs not supported for hardtanh");
+  return TSL_DISPATCH_NUMERIC(x.dtype(), "hardtanh",
+                              [&] { return clamp_typed<scalar_t>(x, lo, hi); });
+}
+
+// ---- logit ----------------------------------------------------------------------------
+
+// log(x / (1 - x)) as PyTorch's kernel computes it, x clamped to [eps, 1 - eps] first
+// when eps is given (a NaN stays NaN); the log is the log kernel's, on the quotient.
+template <typename T>
+Tensor logit_quotient(const Tensor& x, std::optional<double> eps) {
+  const T lo = eps ? static_cast<T>(*eps) : T(0), hi = T(1) - lo;
+  const bool clamped = eps.has_value();
+  return map_unary<T, T>(x, [=](T v) {
+    if (clamped) v = v < lo ? lo : (v > hi ? hi : v);
+    return v / (T(1) - v);
+  });
+}
+
+Tensor logit_kernel(const Tensor& x, std::optional<double> eps) {
+  Tensor in = x.dtype() == DType::Float64 ? x : cpu::to_dtype_copy(x, DType::Float32);
+  return log_kernel(in.dtype() == DType::Float64 ? logit_quotient<double>(in, eps)
+                                                 : logit_quotient<float>(in, eps));
+}
+
 // ---- Predicates and logical ops -------------------------------------------------------
 
 Tensor isnan_kernel(const Tensor& x) {
@@ -485,6 +513,8 @@ void register_cpu_unary_kernels() {
   TSL_REGISTER_CPU(leaky_relu, leaky_relu_kernel);
   TSL_REGISTER_CPU(clamp, clamp_kernel);
   TSL_REGISTER_CPU(clip, clamp_kernel);
+  TSL_REGISTER_CPU(hardtanh, hardtanh_kernel);
+  TSL_REGISTER_CPU(logit, logit_kernel);
   TSL_REGISTER_CPU(isnan, isnan_kernel);
   TSL_REGISTER_CPU(isinf, isinf_kernel);
   TSL_REGISTER_CPU(isfinite, isfinite_kernel);

@@ -317,14 +317,14 @@ void unary_kernel(KernelArgs& a) {
     n = s.is_floating() ? static_cast<int64_t>(s.to_double()) : s.to_int();
   };
   int64_t unused = 0;
-  if constexpr (kOp == OpId::clamp || kOp == OpId::clip) {
+  if constexpr (kOp == OpId::clamp || kOp == OpId::clip || kOp == OpId::hardtanh) {
     scalar_param(1, p.a, p.ia, p.has_a);
     scalar_param(2, p.b, p.ib, p.has_b);
     if (compute == DType::Int64) {  // bounds as the CPU converts them (Scalar::to<int64_t>)
       if (p.has_a) p.ia = a.in(1).to_scalar().to<int64_t>();
       if (p.has_b) p.ib = a.in(2).to_scalar().to<int64_t>();
     }
-  } else if constexpr (kOp == OpId::leaky_relu || kOp == OpId::elu) {
+  } else if constexpr (kOp == OpId::leaky_relu || kOp == OpId::elu || kOp == OpId::logit) {
     scalar_param(1, p.a, unused, p.has_a);
   } else if constexpr (kOp == OpId::softplus) {
     scalar_param(1, p.a, unused, p.has_a);

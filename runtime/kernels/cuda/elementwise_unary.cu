@@ -27,6 +27,7 @@ constexpr bool unary_supports() {
     case OpId::relu:
     case OpId::clamp:
     case OpId::clip:
+    case OpId::hardtanh:
     case OpId::floor:
     case OpId::ceil:
     case OpId::round:
@@ -86,7 +87,7 @@ __host__ __device__ __forceinline__ auto unary_fn(T v, const UnaryParams& p) {
       return std::trunc(v);
     else
       return v;
-  } else if constexpr (kOp == OpId::clamp || kOp == OpId::clip) {
+  } else if constexpr (kOp == OpId::clamp || kOp == OpId::clip || kOp == OpId::hardtanh) {
     if constexpr (kFloat<T>)
       return tsl_clamp(v, p.has_a, T(p.a), p.has_b, T(p.b));
     else
@@ -172,6 +173,8 @@ __host__ __device__ __forceinline__ auto unary_fn(T v, const UnaryParams& p) {
     return v > T(0) ? v : T(std::expm1(v) * T(p.a));
   else if constexpr (kOp == OpId::leaky_relu)
     return tsl_leaky_relu(v, T(p.a));
+  else if constexpr (kOp == OpId::logit)
+    return tsl_logit(v, p.has_a, T(p.a));
   else {
     static_assert(kOp == OpId::neg, "unary_fn: an op without a CUDA formula");
     return v;

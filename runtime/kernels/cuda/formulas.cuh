@@ -59,6 +59,16 @@ TSL_FORMULA T tsl_clamp(T v, bool has_lo, T lo, bool has_hi, T hi) {
   return has_hi && m > hi ? hi : m;
 }
 
+// log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given (the CPU's logit).
+template <typename T>
+TSL_FORMULA T tsl_logit(T v, bool has_eps, T eps) {
+  if (has_eps) {
+    T hi = T(1) - eps;
+    v = v < eps ? eps : (v > hi ? hi : v);
+  }
+  return tsl_log(v / (T(1) - v));
+}
+
 // ---- The steps of fused kernels only (device code) ----------------------------------
 // A step's operands are T values, bools as T(0) or T(1) (Note [Bool values in the fused
 // program]), then its values: the slope; clamp's bounds, -inf and +inf where absent.

@@ -59,7 +59,7 @@ void launch_binary(OpId op, DType compute, DType out, const Loop<3>& loop, doubl
   X(isnan) X(isinf) X(isfinite) X(logical_not) X(bitwise_not) X(exp) X(exp2) X(log) X(log2)   \
   X(log10) X(log1p) X(expm1) X(sqrt) X(rsqrt) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan)    \
   X(sinh) X(cosh) X(tanh) X(erf) X(reciprocal) X(frac) X(sigmoid) X(silu) X(gelu) X(softplus) \
-  X(elu) X(leaky_relu)
+  X(elu) X(leaky_relu) X(hardtanh) X(logit)
 #define TSL_CUDA_BINARY_OPS(X)                                                                 \
   X(add) X(add_) X(sub) X(sub_) X(mul) X(mul_) X(div) X(div_) X(maximum) X(minimum)            \
   X(max_other) X(min_other) X(pow) X(atan2) X(floor_divide) X(remainder) X(eq) X(ne) X(lt)    \
