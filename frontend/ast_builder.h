@@ -69,6 +69,10 @@ class ExprBuilder {
 ast::ExprPtr parse_fstring_field(const SourcePtr& source, const std::string& text,
                                  TextOrigin origin);
 
+// How many parses of this process have needed full LL prediction (parser.cpp): every
+// text with a syntax error, and no valid one (Note [One parser]).
+size_t full_ll_parses();
+
 // Throws "too deeply nested" at `at` when the thread's stack is nearly used up, so that
 // pathological input (10,000 unary minus signs) is an error, not a crash.
 void check_stack(const SourcePtr& source, const antlr4::Token* at);

@@ -1,24 +1,52 @@
-// Source text to AST: the token pass (lexer.h), the hand-written fast path
-// (fast_parser.h) and, for what it leaves, the ANTLR parser (SLL first, full LL only
-// when SLL fails), Python-like syntax error messages, and the REPL's test for whether
-// an input is complete.
+// Source text to AST: the token pass (lexer.h) feeds the ANTLR parser of
+// grammar/TSLParser.g4 (SLL prediction first, full LL only when SLL fails), whose parse
+// tree ast_builder.h turns into the AST; Python-like syntax error messages; and the
+// REPL's test for whether an input is complete. See Note [One parser].
 #include "frontend/parser.h"
 
 #include <pthread.h>
 
+#include <atomic>
+
 #include "TSLLexer.h"
 #include "antlr4-runtime.h"
 #include "frontend/ast_builder.h"
-#include "frontend/fast_parser.h"
 #include "frontend/lexer.h"
 
 namespace tsl {
+
+// Note [One parser]
+// Every text (a file, `-c` code, REPL input, an f-string field, `:type EXPR`) goes
+// through one parser, the one ANTLR generates from grammar/TSLParser.g4:
+//  - Tokens: the token pass (Note [The token pass]) turns the scanner's raw tokens
+//    into the parser's tokens (NEWLINE, INDENT, DEDENT, no whitespace) and reports
+//    bracket, indentation and lexical errors; its token list is the parser's token
+//    source.
+//  - Prediction: a parse first runs with SLL prediction and BailErrorStrategy, which
+//    gives up at the first syntax error. The grammar is written so that SLL decides
+//    every valid program (tests/frontend/parser_ast_test.cpp parses every repository
+//    program and counts the parses that needed more: none). Only a text with a syntax
+//    error is parsed again, with full LL prediction and ThrowingErrorStrategy, whose
+//    messages (SyntaxErrors below) need LL's exact expected-token sets.
+//  - The DFA: the generated parser keeps its prediction DFA and context cache in
+//    static members shared by all its instances, so the first parse of a process
+//    fills in the states it needs (its warm-up) and later parses reuse them; nothing
+//    clears them.
+//  - Nesting: GuardedParser bounds the rule invocations open at once and checks the
+//    thread's stack at each rule entry, so that pathological input is a located
+//    error, not a crash; the token pass bounds brackets and indentation first, the
+//    AST builder the depth of expressions (docs/language.md, "Limits").
+//  - The AST: after the parse, one pass over the parse tree (ast_builder.cpp for
+//    statements, expr_builder.cpp for expressions) builds the AST of ast.h, and
+//    reports what parses but is not TSL (`while ... else`, `1 = x`, ...). A syntax
+//    error anywhere in the text is reported before those, as the parse comes first.
+
 namespace {
 
 using antlr4::Token;
 using P = grammar::TSLParser;
 
-// ---- Stack guard ------------------------------------------------------------------------------
+// ---- Nesting and stack guard -------------------------------------------------------------------
 
 // The lowest address this thread's stack may reach before parsing gives up: the stack's
 // end plus a reserve for the code that runs after the error is thrown.
@@ -45,47 +73,55 @@ uintptr_t stack_floor() {
 // the recursion costs much time or stack. 200 nested brackets need about 3,500 levels.
 constexpr size_t kMaxRuleDepth = 6000;
 
-class RuleDepthLimit : public antlr4::tree::ParseTreeListener {
- public:
-  RuleDepthLimit(SourcePtr source, antlr4::Parser& parser)
-      : source_(std::move(source)), parser_(parser) {}
-  void enterEveryRule(antlr4::ParserRuleContext*) override {
-    if (++depth_ > kMaxRuleDepth) {
-      compile_error(token_range(source_, parser_.getCurrentToken()),
-                    "expression too complex: nested too deeply");
-    }
-  }
-  void exitEveryRule(antlr4::ParserRuleContext*) override { --depth_; }
-  void visitTerminal(antlr4::tree::TerminalNode*) override {}
-  void visitErrorNode(antlr4::tree::ErrorNode*) override {}
-  void reset() { depth_ = 0; }
-
- private:
-  SourcePtr source_;
-  antlr4::Parser& parser_;
-  size_t depth_ = 0;
-};
-
-// A generated parser whose every rule entry checks the rule depth and the stack.
+// A generated parser whose every rule entry checks the nesting depth and the stack.
+// Rule exits are not virtual, so the rule invocations still open are found from each
+// new context's parent: `open_` holds the chain from the root to the current context,
+// cut back to the new context's parent at each entry. A left-recursive rule (`expr`)
+// counts once however many operators its loop matches: each operator's context takes
+// the place of the one before it, and its operands are invocations of their own.
 class GuardedParser : public P {
  public:
   GuardedParser(antlr4::TokenStream* input, SourcePtr source)
-      : P(input), source_(source), depth_limit_(std::move(source), *this) {
-    addParseListener(&depth_limit_);
-  }
-  ~GuardedParser() override { removeParseListeners(); }
+      : P(input), source_(std::move(source)) {}
+
+  using P::enterRecursionRule;
   void enterRule(antlr4::ParserRuleContext* ctx, size_t state, size_t rule_index) override {
-    parse_detail::check_stack(source_, getCurrentToken());
+    enter_nested(ctx);
     P::enterRule(ctx, state, rule_index);
+  }
+  void enterRecursionRule(antlr4::ParserRuleContext* ctx, size_t state, size_t rule_index,
+                          int precedence) override {
+    enter_nested(ctx);
+    P::enterRecursionRule(ctx, state, rule_index, precedence);
+  }
+  void pushNewRecursionContext(antlr4::ParserRuleContext* ctx, size_t state,
+                               size_t rule_index) override {
+    cut_back_to(_ctx);
+    TSL_INTERNAL_ASSERT(!open_.empty(), "a left-recursive rule's context is not open");
+    open_.back() = ctx;
+    P::pushNewRecursionContext(ctx, state, rule_index);
   }
   void reset() override {
     P::reset();
-    depth_limit_.reset();
+    open_.clear();
   }
 
  private:
   SourcePtr source_;
-  RuleDepthLimit depth_limit_;
+  std::vector<antlr4::tree::ParseTree*> open_;
+
+  void cut_back_to(antlr4::tree::ParseTree* ctx) {
+    while (!open_.empty() && open_.back() != ctx) open_.pop_back();
+  }
+  void enter_nested(antlr4::ParserRuleContext* ctx) {
+    parse_detail::check_stack(source_, getCurrentToken());
+    cut_back_to(ctx->parent);
+    open_.push_back(ctx);
+    if (open_.size() > kMaxRuleDepth) {
+      compile_error(token_range(source_, getCurrentToken()),
+                    "expression too complex: nested too deeply");
+    }
+  }
 };
 
 // ---- Syntax error messages ----------------------------------------------------------------
@@ -256,8 +292,10 @@ class ThrowingErrorStrategy : public antlr4::DefaultErrorStrategy {
   SyntaxErrors& errors_;
 };
 
-// One parse of a token list: SLL prediction with bail-out first (fast, enough for
-// almost every input), then full LL with the error strategy for exact messages.
+std::atomic<size_t> full_ll_parse_count{0};
+
+// One parse of a token list (Note [One parser]): SLL prediction with bail-out first,
+// then, on a syntax error, full LL with the error strategy for exact messages.
 template <typename Result, typename Entry>
 Result run_parser(const SourcePtr& source, const TokenizedText& text, Entry entry) {
   antlr4::ListTokenSource token_source(text.antlr_tokens());
@@ -271,6 +309,7 @@ Result run_parser(const SourcePtr& source, const TokenizedText& text, Entry entr
     return entry(parser);
   } catch (const antlr4::ParseCancellationException&) {
   }
+  ++full_ll_parse_count;
   SyntaxErrors errors(source, stream);
   stream.seek(0);
   parser.reset();
@@ -279,31 +318,18 @@ Result run_parser(const SourcePtr& source, const TokenizedText& text, Entry entr
   return entry(parser);
 }
 
-// `fast`: try the hand-written parser first (Note [Two parsers]).
-ast::Module parse_prepared(const SourcePtr& source, const std::string& prepared, bool* ended_early,
-                           bool fast = true) {
-  TokenizeOptions options;
-  options.ended_early = ended_early;
-  TokenizedText text = tokenize(source, prepared, options);
+// file_input: the statements of a file.
+ast::Module parse_file(const SourcePtr& source, const TokenizedText& text) {
   ast::Module m;
   m.source = source;
-  if (fast) {
-    if (std::optional<ast::Body> body = parse_detail::fast_parse_file(source, text)) {
-      m.body = std::move(*body);
-      return m;
-    }
-  }
   m.body = run_parser<ast::Body>(source, text, [&](GuardedParser& p) {
     return parse_detail::build_file(p.file_input(), source);
   });
   return m;
 }
 
-// eval_input: the fast path, else the ANTLR parser.
+// eval_input: one expression or tuple.
 ast::ExprPtr parse_eval(const SourcePtr& source, const TokenizedText& tokens) {
-  if (std::optional<ast::ExprPtr> e = parse_detail::fast_parse_eval(source, tokens)) {
-    return std::move(*e);
-  }
   return run_parser<ast::ExprPtr>(source, tokens, [&](GuardedParser& p) {
     return parse_detail::build_eval(p.eval_input(), source);
   });
@@ -339,16 +365,13 @@ ast::ExprPtr parse_fstring_field(const SourcePtr& source, const std::string& tex
   return parse_eval(source, tokens);
 }
 
-ast::Module parse_module_antlr(SourcePtr source) {
-  std::string prepared = prepare_text(source, source->text(), {});
-  return parse_prepared(source, prepared, nullptr, false);
-}
+size_t full_ll_parses() { return full_ll_parse_count.load(); }
 
 }  // namespace parse_detail
 
 ast::Module parse_module(SourcePtr source) {
   std::string prepared = prepare_text(source, source->text(), {});
-  return parse_prepared(source, prepared, nullptr);
+  return parse_file(source, tokenize(source, prepared, {}));
 }
 
 ast::ExprPtr parse_expression(SourcePtr source) {
@@ -370,7 +393,7 @@ InputStatus classify_input(std::string_view text) {
         !ends_with_blank_line(prepared)) {
       return InputStatus::Incomplete;
     }
-    parse_prepared(source, prepared, &ended_early);
+    parse_file(source, tokens);
     return InputStatus::Complete;
   } catch (const SourceError&) {
     return ended_early ? InputStatus::Incomplete : InputStatus::Invalid;

@@ -1,5 +1,5 @@
 // The repository's TSL programs, for tests that compare two implementations on all of
-// them (the fast parser with ANTLR, the scanner with the ANTLR lexer).
+// them (the scanner with the ANTLR lexer, the parser with its goldens and SLL).
 #pragma once
 
 #include <cstdlib>
