@@ -16,15 +16,15 @@ class Builder {
  public:
   explicit Builder(SourcePtr source) : source_(source), exprs_(std::move(source)) {}
 
-  // file_input : ( NEWLINE | stmt )* EOF ;
-  ast::Body file(P::File_inputContext* ctx) {
+  // file_input : ( NEWLINE | simple_stmts | compound_stmt )* EOF ;
+  ast::Body file(ParserRuleContext* ctx) {
     ast::Body body;
-    for (P::StmtContext* s : ctx->stmt()) stmt(s, body);
+    statements(ctx->children, 0, body);
     return body;
   }
 
   // eval_input : testlist NEWLINE* EOF ;
-  ast::ExprPtr eval(P::Eval_inputContext* ctx) { return exprs_.build(ctx->testlist()); }
+  ast::ExprPtr eval(ParserRuleContext* ctx) { return exprs_.build(rule(ctx->children[0])); }
 
  private:
   SourcePtr source_;
@@ -33,27 +33,49 @@ class Builder {
   SourceRange range(ParseTree* c) const { return node_range(source_, c, c); }
   SourceRange range(ParseTree* a, ParseTree* b) const { return node_range(source_, a, b); }
 
+  // The `n`th child of `ctx` if it is a rule (not a token, not past the end), else null.
+  static ParserRuleContext* rule_at(ParserRuleContext* ctx, size_t n) {
+    return n < ctx->children.size() ? rule(ctx->children[n]) : nullptr;
+  }
+  // The first rule child of `ctx` of rule `rule_index` from child `from` on, or null.
+  static ParserRuleContext* find_rule(ParserRuleContext* ctx, size_t rule_index, size_t from = 0) {
+    for (size_t i = from; i < ctx->children.size(); ++i) {
+      ParserRuleContext* r = rule(ctx->children[i]);
+      if (r && r->getRuleIndex() == rule_index) return r;
+    }
+    return nullptr;
+  }
+
   // ---- Statements ---------------------------------------------------------------------------
 
-  // stmt : simple_stmts | compound_stmt ;
-  void stmt(P::StmtContext* ctx, ast::Body& out) {
-    if (P::Simple_stmtsContext* s = ctx->simple_stmts()) return simple_stmts(s, out);
-    out.push_back(compound_stmt(ctx->compound_stmt()));
+  // The statements (simple_stmts and compound_stmt) among children[from...].
+  void statements(const std::vector<ParseTree*>& children, size_t from, ast::Body& out) {
+    for (size_t i = from; i < children.size(); ++i) {
+      ParserRuleContext* s = rule(children[i]);
+      if (!s) continue;  // NEWLINE, INDENT, DEDENT, EOF
+      if (s->getRuleIndex() == P::RuleSimple_stmts) {
+        simple_stmts(s, out);
+      } else {
+        out.push_back(compound_stmt(s));
+      }
+    }
   }
 
   // simple_stmts : simple_stmt ( SEMI simple_stmt )* SEMI? NEWLINE ;
-  void simple_stmts(P::Simple_stmtsContext* ctx, ast::Body& out) {
-    for (P::Simple_stmtContext* s : ctx->simple_stmt()) out.push_back(simple_stmt(s));
+  void simple_stmts(ParserRuleContext* ctx, ast::Body& out) {
+    for (ParseTree* c : ctx->children) {
+      if (ParserRuleContext* s = rule(c)) out.push_back(simple_stmt(s));
+    }
   }
 
   // simple_stmt : expr_stmt | pass_stmt | break_stmt | continue_stmt | return_stmt
   //             | raise_stmt | assert_stmt | import_name | import_from ;
-  ast::StmtPtr simple_stmt(P::Simple_stmtContext* ctx) {
+  ast::StmtPtr simple_stmt(ParserRuleContext* ctx) {
     ParserRuleContext* c = rule(ctx->children[0]);
     SourceRange r = range(c);
     switch (c->getRuleIndex()) {
       case P::RuleExpr_stmt:
-        return expr_stmt(static_cast<P::Expr_stmtContext*>(c));
+        return expr_stmt(c);
       case P::RulePass_stmt:
         return std::make_unique<ast::Pass>(r);
       case P::RuleBreak_stmt:
@@ -61,45 +83,49 @@ class Builder {
       case P::RuleContinue_stmt:
         return std::make_unique<ast::Continue>(r);
       case P::RuleReturn_stmt:
-        return return_stmt(static_cast<P::Return_stmtContext*>(c));
+        return return_stmt(c);
       case P::RuleRaise_stmt:
-        return raise_stmt(static_cast<P::Raise_stmtContext*>(c));
+        return raise_stmt(c);
       case P::RuleAssert_stmt:
-        return assert_stmt(static_cast<P::Assert_stmtContext*>(c));
+        return assert_stmt(c);
       case P::RuleImport_name:
-        return import_name(static_cast<P::Import_nameContext*>(c));
+        return import_name(c);
       default:
-        return import_from(static_cast<P::Import_fromContext*>(c));
+        return import_from(c);
     }
   }
 
   // expr_stmt : testlist ( annassign | augassign testlist | ( ASSIGN testlist )* ) ;
-  ast::StmtPtr expr_stmt(P::Expr_stmtContext* ctx) {
+  ast::StmtPtr expr_stmt(ParserRuleContext* ctx) {
     SourceRange r = range(ctx);
-    std::vector<P::TestlistContext*> lists = ctx->testlist();
-    if (P::AnnassignContext* ann = ctx->annassign()) return annotated_assign(r, lists[0], ann);
-    if (P::AugassignContext* aug = ctx->augassign()) {
+    const std::vector<ParseTree*>& c = ctx->children;
+    ParserRuleContext* first = rule(c[0]);
+    if (c.size() == 1) return std::make_unique<ast::ExprStmt>(r, exprs_.build(first));
+    ParserRuleContext* second = rule(c[1]);
+    if (second && second->getRuleIndex() == P::RuleAnnassign) {
+      return annotated_assign(r, first, second);
+    }
+    if (second) {  // augassign
       auto s = std::make_unique<ast::AugAssign>(r);
-      s->target = exprs_.build(lists[0]);
+      s->target = exprs_.build(first);
       check_aug_target(*s->target);
-      s->op = binop_of_token(aug->getStart()->getType());
-      s->op_range = range(aug);
-      s->value = exprs_.build(lists[1]);
+      s->op = binop_of_token(second->getStart()->getType());
+      s->op_range = range(second);
+      s->value = exprs_.build(rule(c[2]));
       return s;
     }
-    if (lists.size() == 1) return std::make_unique<ast::ExprStmt>(r, exprs_.build(lists[0]));
     auto s = std::make_unique<ast::Assign>(r);
-    for (size_t i = 0; i + 1 < lists.size(); ++i) {
-      s->targets.push_back(exprs_.build(lists[i]));
+    for (size_t i = 0; i + 1 < c.size(); i += 2) {
+      s->targets.push_back(exprs_.build(rule(c[i])));
       exprs_.check_target(*s->targets.back());
     }
-    s->value = exprs_.build(lists.back());
+    s->value = exprs_.build(rule(c.back()));
     return s;
   }
 
   // annassign : COLON test ( ASSIGN testlist )? ;
-  ast::StmtPtr annotated_assign(const SourceRange& r, P::TestlistContext* target,
-                                P::AnnassignContext* ann) {
+  ast::StmtPtr annotated_assign(const SourceRange& r, ParserRuleContext* target,
+                                ParserRuleContext* ann) {
     auto s = std::make_unique<ast::AnnAssign>(r);
     s->target = exprs_.build(target);
     ast::ExprKind k = s->target->kind;
@@ -110,8 +136,8 @@ class Builder {
         k != ast::ExprKind::Subscript) {
       compile_error(s->target->range, "illegal target for annotation");
     }
-    s->annotation = exprs_.build(ann->test());
-    if (P::TestlistContext* v = ann->testlist()) s->value = exprs_.build(v);
+    s->annotation = exprs_.build(rule(ann->children[1]));
+    if (ParserRuleContext* v = rule_at(ann, 3)) s->value = exprs_.build(v);
     return s;
   }
 
@@ -128,172 +154,190 @@ class Builder {
   }
 
   // return_stmt : RETURN testlist? ;
-  ast::StmtPtr return_stmt(P::Return_stmtContext* ctx) {
+  ast::StmtPtr return_stmt(ParserRuleContext* ctx) {
     auto s = std::make_unique<ast::Return>(range(ctx));
-    if (P::TestlistContext* v = ctx->testlist()) s->value = exprs_.build(v);
+    if (ParserRuleContext* v = rule_at(ctx, 1)) s->value = exprs_.build(v);
     return s;
   }
 
   // raise_stmt : RAISE ( test ( FROM test )? )? ;
-  ast::StmtPtr raise_stmt(P::Raise_stmtContext* ctx) {
-    if (TerminalNode* from = ctx->FROM())
-      compile_error(range(from), "`raise ... from` is not supported in TSL");
+  ast::StmtPtr raise_stmt(ParserRuleContext* ctx) {
+    if (ctx->children.size() == 4)
+      compile_error(range(ctx->children[2]), "`raise ... from` is not supported in TSL");
     auto s = std::make_unique<ast::Raise>(range(ctx));
-    if (P::TestContext* e = ctx->test(0)) s->exc = exprs_.build(e);
+    if (ParserRuleContext* e = rule_at(ctx, 1)) s->exc = exprs_.build(e);
     return s;
   }
 
   // assert_stmt : ASSERT test ( COMMA test )? ;
-  ast::StmtPtr assert_stmt(P::Assert_stmtContext* ctx) {
+  ast::StmtPtr assert_stmt(ParserRuleContext* ctx) {
     auto s = std::make_unique<ast::Assert>(range(ctx));
-    s->test = exprs_.build(ctx->test(0));
-    if (P::TestContext* m = ctx->test(1)) s->msg = exprs_.build(m);
+    s->test = exprs_.build(rule(ctx->children[1]));
+    if (ParserRuleContext* m = rule_at(ctx, 3)) s->msg = exprs_.build(m);
     return s;
   }
 
   // import_name : IMPORT dotted_as_name ( COMMA dotted_as_name )* ;
   // dotted_as_name : dotted_name ( AS NAME )? ;
-  ast::StmtPtr import_name(P::Import_nameContext* ctx) {
+  ast::StmtPtr import_name(ParserRuleContext* ctx) {
     auto s = std::make_unique<ast::Import>(range(ctx));
-    for (P::Dotted_as_nameContext* d : ctx->dotted_as_name()) {
-      TerminalNode* as = d->NAME();
-      s->names.push_back({range(d), d->dotted_name()->getText(), as ? as->getText() : ""});
+    for (size_t i = 1; i < ctx->children.size(); i += 2) {
+      ParserRuleContext* d = rule(ctx->children[i]);
+      std::string as = d->children.size() == 3 ? d->children[2]->getText() : "";
+      s->names.push_back({range(d), d->children[0]->getText(), as});
     }
     return s;
   }
 
   // import_from : FROM dotted_name IMPORT
   //               ( STAR | OPEN_PAREN import_as_names COMMA? CLOSE_PAREN | import_as_names ) ;
+  // import_as_names : import_as_name ( COMMA import_as_name )* ;
   // import_as_name : NAME ( AS NAME )? ;
-  ast::StmtPtr import_from(P::Import_fromContext* ctx) {
+  ast::StmtPtr import_from(ParserRuleContext* ctx) {
     auto s = std::make_unique<ast::ImportFrom>(range(ctx));
-    s->module = ctx->dotted_name()->getText();
-    if (TerminalNode* star = ctx->STAR()) {
-      s->names.push_back({range(star), "*", ""});
+    s->module = ctx->children[1]->getText();
+    ParseTree* what = ctx->children[3];
+    if (token_type(what) == P::STAR) {
+      s->names.push_back({range(what), "*", ""});
       return s;
     }
-    for (P::Import_as_nameContext* a : ctx->import_as_names()->import_as_name()) {
-      TerminalNode* as = a->NAME(1);
-      s->names.push_back({range(a), a->NAME(0)->getText(), as ? as->getText() : ""});
+    ParserRuleContext* names = find_rule(ctx, P::RuleImport_as_names, 3);
+    for (size_t i = 0; i < names->children.size(); i += 2) {
+      ParserRuleContext* a = rule(names->children[i]);
+      std::string as = a->children.size() == 3 ? a->children[2]->getText() : "";
+      s->names.push_back({range(a), a->children[0]->getText(), as});
     }
     return s;
   }
 
   // compound_stmt : if_stmt | while_stmt | for_stmt | with_stmt | funcdef | decorated ;
-  ast::StmtPtr compound_stmt(P::Compound_stmtContext* ctx) {
+  ast::StmtPtr compound_stmt(ParserRuleContext* ctx) {
     ParserRuleContext* c = rule(ctx->children[0]);
     switch (c->getRuleIndex()) {
       case P::RuleIf_stmt:
-        return if_stmt(static_cast<P::If_stmtContext*>(c));
+        return if_stmt(c);
       case P::RuleWhile_stmt:
-        return while_stmt(static_cast<P::While_stmtContext*>(c));
+        return while_stmt(c);
       case P::RuleFor_stmt:
-        return for_stmt(static_cast<P::For_stmtContext*>(c));
+        return for_stmt(c);
       case P::RuleWith_stmt:
-        return with_stmt(static_cast<P::With_stmtContext*>(c));
+        return with_stmt(c);
       case P::RuleFuncdef:
-        return funcdef(static_cast<P::FuncdefContext*>(c), {});
+        return funcdef(c, {});
       default:
-        return decorated(static_cast<P::DecoratedContext*>(c));
+        return decorated(c);
     }
   }
 
-  // block : simple_stmts | NEWLINE INDENT stmt+ DEDENT ;
-  void block(P::BlockContext* ctx, ast::Body& out) {
-    if (P::Simple_stmtsContext* s = ctx->simple_stmts()) return simple_stmts(s, out);
-    for (P::StmtContext* s : ctx->stmt()) stmt(s, out);
+  // block : simple_stmts | NEWLINE INDENT ( simple_stmts | compound_stmt )+ DEDENT ;
+  void block(ParserRuleContext* ctx, ast::Body& out) { statements(ctx->children, 0, out); }
+
+  // A header `KEYWORD test COLON block` (if, elif, while): the If or While node of the
+  // header's range, its condition and its body.
+  template <typename Node>
+  std::unique_ptr<Node> header_and_block(ParserRuleContext* ctx, size_t keyword) {
+    auto s = std::make_unique<Node>(range(ctx->children[keyword], ctx->children[keyword + 2]));
+    s->cond = exprs_.build(rule(ctx->children[keyword + 1]));
+    block(rule(ctx->children[keyword + 3]), s->body);
+    return s;
   }
 
   // if_stmt : IF test COLON block elif_clause* else_clause? ;
   // elif_clause : ELIF test COLON block ;   else_clause : ELSE COLON block ;
-  ast::StmtPtr if_stmt(P::If_stmtContext* ctx) {
-    auto root = std::make_unique<ast::If>(range(ctx->IF(), ctx->COLON()));
-    root->cond = exprs_.build(ctx->test());
-    block(ctx->block(), root->body);
+  ast::StmtPtr if_stmt(ParserRuleContext* ctx) {
+    std::unique_ptr<ast::If> root = header_and_block<ast::If>(ctx, 0);
     ast::If* tail = root.get();
-    for (P::Elif_clauseContext* e : ctx->elif_clause()) {
-      auto next = std::make_unique<ast::If>(range(e->ELIF(), e->COLON()));
-      next->cond = exprs_.build(e->test());
-      block(e->block(), next->body);
+    for (size_t i = 4; i < ctx->children.size(); ++i) {
+      ParserRuleContext* clause = rule(ctx->children[i]);
+      if (clause->getRuleIndex() == P::RuleElse_clause) {
+        block(rule(clause->children[2]), tail->orelse);
+        break;
+      }
+      std::unique_ptr<ast::If> next = header_and_block<ast::If>(clause, 0);
       ast::If* n = next.get();
       tail->orelse.push_back(std::move(next));
       tail = n;
     }
-    if (P::Else_clauseContext* e = ctx->else_clause()) block(e->block(), tail->orelse);
     return root;
   }
 
   // while_stmt : WHILE test COLON block else_clause? ;
-  ast::StmtPtr while_stmt(P::While_stmtContext* ctx) {
-    if (P::Else_clauseContext* e = ctx->else_clause()) {
-      compile_error(range(e->ELSE()), "`while ... else` is not supported in TSL");
+  ast::StmtPtr while_stmt(ParserRuleContext* ctx) {
+    if (ParserRuleContext* e = rule_at(ctx, 4)) {
+      compile_error(range(e->children[0]), "`while ... else` is not supported in TSL");
     }
-    auto s = std::make_unique<ast::While>(range(ctx->WHILE(), ctx->COLON()));
-    s->cond = exprs_.build(ctx->test());
-    block(ctx->block(), s->body);
-    return s;
+    return header_and_block<ast::While>(ctx, 0);
   }
 
   // for_stmt : FOR exprlist IN testlist COLON block else_clause? ;
-  ast::StmtPtr for_stmt(P::For_stmtContext* ctx) {
-    if (P::Else_clauseContext* e = ctx->else_clause()) {
-      compile_error(range(e->ELSE()), "`for ... else` is not supported in TSL");
+  ast::StmtPtr for_stmt(ParserRuleContext* ctx) {
+    if (ParserRuleContext* e = rule_at(ctx, 6)) {
+      compile_error(range(e->children[0]), "`for ... else` is not supported in TSL");
     }
-    auto s = std::make_unique<ast::For>(range(ctx->FOR(), ctx->COLON()));
-    s->target = exprs_.build(ctx->exprlist());
+    auto s = std::make_unique<ast::For>(range(ctx->children[0], ctx->children[4]));
+    s->target = exprs_.build(rule(ctx->children[1]));
     exprs_.check_target(*s->target);
-    s->iter = exprs_.build(ctx->testlist());
-    block(ctx->block(), s->body);
+    s->iter = exprs_.build(rule(ctx->children[3]));
+    block(rule(ctx->children[5]), s->body);
     return s;
   }
 
   // with_stmt : WITH with_item ( COMMA with_item )* COLON block ;
   // with_item : test ( AS factor )? ;
-  ast::StmtPtr with_stmt(P::With_stmtContext* ctx) {
-    auto s = std::make_unique<ast::With>(range(ctx->WITH(), ctx->COLON()));
-    for (P::With_itemContext* item : ctx->with_item()) {
+  ast::StmtPtr with_stmt(ParserRuleContext* ctx) {
+    const std::vector<ParseTree*>& c = ctx->children;
+    auto s = std::make_unique<ast::With>(range(c[0], c[c.size() - 2]));
+    for (size_t i = 1; i + 2 < c.size(); i += 2) {
+      ParserRuleContext* item = rule(c[i]);
       ast::WithItem w;
-      w.context = exprs_.build(item->test());
-      if (P::FactorContext* t = item->factor()) {
+      w.context = exprs_.build(rule(item->children[0]));
+      if (ParserRuleContext* t = rule_at(item, 2)) {
         w.target = exprs_.build(t);
         exprs_.check_target(*w.target);
       }
       s->items.push_back(std::move(w));
     }
-    block(ctx->block(), s->body);
+    block(rule(c.back()), s->body);
     return s;
   }
 
   // decorated : decorator+ funcdef ;   decorator : AT test NEWLINE ;
-  ast::StmtPtr decorated(P::DecoratedContext* ctx) {
+  ast::StmtPtr decorated(ParserRuleContext* ctx) {
     std::vector<ast::ExprPtr> decorators;
-    for (P::DecoratorContext* d : ctx->decorator()) decorators.push_back(exprs_.build(d->test()));
-    return funcdef(ctx->funcdef(), std::move(decorators));
+    for (size_t i = 0; i + 1 < ctx->children.size(); ++i) {
+      decorators.push_back(exprs_.build(rule(rule(ctx->children[i])->children[1])));
+    }
+    return funcdef(rule(ctx->children.back()), std::move(decorators));
   }
 
   // funcdef : DEF NAME parameters ( ARROW test )? COLON block ;
   // parameters : OPEN_PAREN ( param ( COMMA param )* COMMA? )? CLOSE_PAREN ;
   // param : NAME ( COLON test )? ( ASSIGN test )? ;
-  ast::StmtPtr funcdef(P::FuncdefContext* ctx, std::vector<ast::ExprPtr> decorators) {
-    auto f = std::make_unique<ast::FunctionDef>(range(ctx->DEF(), ctx->COLON()));
-    f->name = ctx->NAME()->getText();
-    f->name_range = range(ctx->NAME());
+  ast::StmtPtr funcdef(ParserRuleContext* ctx, std::vector<ast::ExprPtr> decorators) {
+    const std::vector<ParseTree*>& c = ctx->children;
+    auto f = std::make_unique<ast::FunctionDef>(range(c[0], c[c.size() - 2]));
+    f->name = c[1]->getText();
+    f->name_range = range(c[1]);
     f->decorators = std::move(decorators);
-    for (P::ParamContext* p : ctx->parameters()->param()) {
-      ast::Param param;
-      param.range = range(p);
-      param.name = p->NAME()->getText();
-      // The annotation follows COLON, the default follows ASSIGN.
-      for (size_t i = 1; i + 1 < p->children.size(); i += 2) {
-        ast::ExprPtr e = exprs_.build(rule(p->children[i + 1]));
-        (token_type(p->children[i]) == P::COLON ? param.annotation : param.default_value) =
-            std::move(e);
-      }
-      f->params.push_back(std::move(param));
+    for (ParseTree* p : rule(c[2])->children) {
+      if (ParserRuleContext* param = rule(p)) f->params.push_back(parameter(param));
     }
-    if (P::TestContext* r = ctx->test()) f->returns = exprs_.build(r);
-    block(ctx->block(), f->body);
+    if (c.size() == 7) f->returns = exprs_.build(rule(c[4]));
+    block(rule(c.back()), f->body);
     return f;
+  }
+
+  ast::Param parameter(ParserRuleContext* p) {
+    ast::Param param;
+    param.range = range(p);
+    param.name = p->children[0]->getText();
+    // The annotation follows COLON, the default follows ASSIGN.
+    for (size_t i = 1; i + 1 < p->children.size(); i += 2) {
+      ast::ExprPtr e = exprs_.build(rule(p->children[i + 1]));
+      (token_type(p->children[i]) == P::COLON ? param.annotation : param.default_value) =
+          std::move(e);
+    }
+    return param;
   }
 };
 

@@ -1,10 +1,8 @@
 // Builds AST expressions from the expression rules of the ANTLR parse tree: the
-// precedence-climbing `expr` rule, unary operators, trailers (calls, subscripts,
-// attributes), atoms and comprehensions, each node with its source range and a bound
-// on the depth of the tree.
+// precedence-climbing `expr` rule, unary operators, `power` (an atom, its trailers —
+// calls, subscripts, attributes — and an exponent), displays and comprehensions, each
+// node with its source range and a bound on the depth of the tree.
 #include <algorithm>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "frontend/ast_builder.h"
 
@@ -15,15 +13,6 @@ using antlr4::Token;
 using antlr4::tree::ParseTree;
 using antlr4::tree::TerminalNode;
 using P = grammar::TSLParser;
-
-namespace {
-
-bool is_number(size_t type) {
-  return type == P::DECIMAL_INTEGER || type == P::HEX_INTEGER || type == P::OCT_INTEGER ||
-         type == P::BIN_INTEGER || type == P::FLOAT_NUMBER;
-}
-
-}  // namespace
 
 ast::BinOp binop_of_token(size_t type) {
   switch (type) {
@@ -108,34 +97,48 @@ SourceRange node_range(const SourcePtr& source, ParseTree* a, ParseTree* b) {
   return token_range(source, first, last);
 }
 
+namespace {
+
+// An expression and the depth of its tree: a leaf is 1, a node one more than its
+// deepest child (Note [One parser]: the builder bounds it by kMaxExpressionDepth).
+struct Built {
+  ast::ExprPtr e;
+  uint32_t depth = 1;
+};
+
+uint32_t max_depth(const std::vector<Built>& es) {
+  uint32_t d = 0;
+  for (const Built& b : es) d = std::max(d, b.depth);
+  return d;
+}
+
+// The expressions of `built`, without their depths.
+std::vector<ast::ExprPtr> exprs_of(std::vector<Built>&& built) {
+  std::vector<ast::ExprPtr> out;
+  out.reserve(built.size());
+  for (Built& b : built) out.push_back(std::move(b.e));
+  return out;
+}
+
+}  // namespace
+
 struct ExprBuilder::Impl {
   explicit Impl(SourcePtr source) : source_(std::move(source)) {}
 
   SourcePtr source_;
-  // Depth of each composite expression built so far (leaves are 1 and not stored).
-  std::unordered_map<const ast::Expr*, uint32_t> depth_;
 
   SourceRange range(ParseTree* c) const { return node_range(source_, c, c); }
   SourceRange range(Token* a, Token* b) const { return token_range(source_, a, b); }
   SourceRange range(ParseTree* a, ParseTree* b) const { return node_range(source_, a, b); }
 
-  uint32_t depth(const ast::ExprPtr& e) const {
-    auto it = depth_.find(e.get());
-    return it == depth_.end() ? 1 : it->second;
-  }
-  // Records the depth of a new composite node from its children's depths.
-  void record(const ast::Expr& e, std::initializer_list<uint32_t> children) {
-    uint32_t d = 1 + std::max(children);
+  // A new composite node whose deepest child is `child_depth` deep.
+  static Built composite(ast::ExprPtr e, uint32_t child_depth) {
+    uint32_t d = 1 + child_depth;
     if (d > kMaxExpressionDepth) {
-      compile_error(e.range, "expression too complex: nested more than " +
-                                 std::to_string(kMaxExpressionDepth) + " levels deep");
+      compile_error(e->range, "expression too complex: nested more than " +
+                                  std::to_string(kMaxExpressionDepth) + " levels deep");
     }
-    depth_[&e] = d;
-  }
-  uint32_t max_depth(const std::vector<ast::ExprPtr>& es) const {
-    uint32_t d = 0;
-    for (const ast::ExprPtr& e : es) d = std::max(d, depth(e));
-    return d;
+    return {std::move(e), d};
   }
 
   // A target of `=`, `for` or `as`: names, attributes, subscripts, tuples/lists of them.
@@ -158,103 +161,110 @@ struct ExprBuilder::Impl {
 
   // ---- Expressions --------------------------------------------------------------------------
 
-  // Any expression rule. Every atom is wrapped in single-child rules (test -> expr ->
-  // factor -> power -> atom_expr -> atom); those are skipped in a loop, so recursion
-  // follows the real nesting of the expression.
-  ast::ExprPtr expr(ParserRuleContext* ctx) {
+  // Any expression rule. An operand is wrapped in single-child rules (test -> expr ->
+  // power); those are skipped in a loop, so recursion follows the real nesting of the
+  // expression.
+  Built expr(ParserRuleContext* ctx) {
     check_stack(source_, ctx->getStart());
-    while (ctx->children.size() == 1 && !is_token(ctx->children[0]) &&
-           ctx->getRuleIndex() != P::RuleAtom) {
+    while (ctx->children.size() == 1 && !is_token(ctx->children[0])) {
       ctx = rule(ctx->children[0]);
     }
     switch (ctx->getRuleIndex()) {
       case P::RuleTest:
-        return conditional(static_cast<P::TestContext*>(ctx));
+        return conditional(ctx);
       case P::RuleExpr:
         return operator_expr(ctx);
       case P::RuleFactor:
         return factor(ctx);
       case P::RulePower:
         return power(ctx);
-      case P::RuleAtom_expr:
-        return atom_expr(static_cast<P::Atom_exprContext*>(ctx));
-      case P::RuleAtom:
-        return atom(static_cast<P::AtomContext*>(ctx));
       case P::RuleTestlist:
       case P::RuleExprlist:
         return tuple(ctx);
       default:
         TSL_INTERNAL_ASSERT(false,
                             "unexpected parse tree rule " + std::to_string(ctx->getRuleIndex()));
-        return nullptr;
+        return {};
     }
   }
 
   // test : expr ( IF expr ELSE test )? ;
-  ast::ExprPtr conditional(P::TestContext* ctx) {
+  Built conditional(ParserRuleContext* ctx) {
     auto e = std::make_unique<ast::IfExp>(range(ctx));
-    e->then_expr = expr(rule(ctx->children[0]));
-    e->cond = expr(rule(ctx->children[2]));
-    e->else_expr = expr(rule(ctx->children[4]));
-    record(*e, {depth(e->then_expr), depth(e->cond), depth(e->else_expr)});
-    return e;
+    Built then_expr = expr(rule(ctx->children[0]));
+    Built cond = expr(rule(ctx->children[2]));
+    Built else_expr = expr(rule(ctx->children[4]));
+    uint32_t d = std::max({then_expr.depth, cond.depth, else_expr.depth});
+    e->then_expr = std::move(then_expr.e);
+    e->cond = std::move(cond.e);
+    e->else_expr = std::move(else_expr.e);
+    return composite(std::move(e), d);
   }
 
-  // expr : NOT expr ;   factor : ( ADD | MINUS | NOT_OP ) factor ;
-  ast::ExprPtr unary(ParserRuleContext* ctx, ast::UnaryOp op) {
-    ast::ExprPtr operand = expr(rule(ctx->children[1]));
-    uint32_t d = depth(operand);
-    auto e = std::make_unique<ast::Unary>(range(ctx), op, std::move(operand));
-    record(*e, {d});
-    return e;
+  // expr : NOT expr ;   expr, factor : ( ADD | MINUS | NOT_OP ) factor ;
+  Built unary(ParserRuleContext* ctx, ast::UnaryOp op) {
+    Built operand = expr(rule(ctx->children[1]));
+    return composite(std::make_unique<ast::Unary>(range(ctx), op, std::move(operand.e)),
+                     operand.depth);
   }
 
-  // expr : factor | expr OP expr | expr comp_op expr | NOT expr | expr AND expr | expr OR expr ;
+  // expr : power | ( ADD | MINUS | NOT_OP ) factor | expr OP expr | expr comp_op expr
+  //      | NOT expr | expr AND expr | expr OR expr ;
   // ANTLR nests `a - b - c` to the left: ((a - b) - c). The left spine is walked in a
   // loop, so long chains do not recurse; `a < b <= c` (not parenthesized) becomes one
   // Compare with three operands.
-  ast::ExprPtr operator_expr(ParserRuleContext* ctx) {
-    if (ctx->children.size() == 2) return unary(ctx, ast::UnaryOp::Not);
+  Built operator_expr(ParserRuleContext* ctx) {
+    if (ctx->children.size() == 2) {
+      return token_type(ctx->children[0]) == P::NOT ? unary(ctx, ast::UnaryOp::Not) : factor(ctx);
+    }
     std::vector<ParserRuleContext*> spine{ctx};
     for (;;) {
       ParserRuleContext* left = rule(spine.back()->children[0]);
       if (left->getRuleIndex() != P::RuleExpr || left->children.size() != 3) break;
       spine.push_back(left);
     }
-    ast::ExprPtr lhs = expr(rule(spine.back()->children[0]));
+    Built lhs = expr(rule(spine.back()->children[0]));
     bool open_compare = false;  // lhs is a Compare this chain is still extending
     for (auto it = spine.rbegin(); it != spine.rend(); ++it) {
       ParserRuleContext* node = *it;
       ParseTree* op = node->children[1];
-      ast::ExprPtr rhs = expr(rule(node->children[2]));
-      uint32_t d0 = depth(lhs), d1 = depth(rhs);
+      Built rhs = expr(rule(node->children[2]));
       if (!is_token(op)) {
-        if (!open_compare) {
-          auto c = std::make_unique<ast::Compare>(range(node));
-          c->operands.push_back(std::move(lhs));
-          lhs = std::move(c);
-        }
-        auto& c = ast::as<ast::Compare>(*lhs);
-        c.range = range(node);
-        c.ops.push_back(compare_op(rule(op)));
-        c.operands.push_back(std::move(rhs));
-        // Extending a chain keeps it flat: its depth is that of its deepest operand.
-        record(c, {open_compare ? d0 - 1 : d0, d1});
+        lhs = compare(node, std::move(lhs), open_compare, std::move(rhs), rule(op));
         open_compare = true;
         continue;
       }
       open_compare = false;
       size_t type = token_type(op);
+      uint32_t d = std::max(lhs.depth, rhs.depth);
       if (type == P::AND || type == P::OR) {
         ast::BoolOpKind k = type == P::AND ? ast::BoolOpKind::And : ast::BoolOpKind::Or;
-        lhs = std::make_unique<ast::BoolOp>(range(node), k, std::move(lhs), std::move(rhs));
+        lhs = composite(
+            std::make_unique<ast::BoolOp>(range(node), k, std::move(lhs.e), std::move(rhs.e)), d);
       } else {
-        lhs = std::make_unique<ast::Binary>(range(node), binop_of_token(type), std::move(lhs),
-                                            std::move(rhs));
+        lhs = composite(std::make_unique<ast::Binary>(range(node), binop_of_token(type),
+                                                      std::move(lhs.e), std::move(rhs.e)),
+                        d);
       }
-      record(*lhs, {d0, d1});
     }
     return lhs;
+  }
+
+  // One comparison of a chain: a new Compare, or `lhs` (the Compare of the comparison
+  // before, `open`) extended. Extending keeps it flat: its depth is that of its deepest
+  // operand.
+  Built compare(ParserRuleContext* node, Built lhs, bool open, Built rhs, ParserRuleContext* op) {
+    uint32_t d0 = open ? lhs.depth - 1 : lhs.depth;
+    if (!open) {
+      auto c = std::make_unique<ast::Compare>(range(node));
+      c->operands.push_back(std::move(lhs.e));
+      lhs.e = std::move(c);
+    }
+    auto& c = ast::as<ast::Compare>(*lhs.e);
+    c.range = range(node);
+    c.ops.push_back(compare_op(op));
+    c.operands.push_back(std::move(rhs.e));
+    return composite(std::move(lhs.e), std::max(d0, rhs.depth));
   }
 
   // comp_op : LESS_THAN | GREATER_THAN | EQUALS | GT_EQ | LT_EQ | NOT_EQ | IN | NOT IN | IS NOT? ;
@@ -281,8 +291,8 @@ struct ExprBuilder::Impl {
     }
   }
 
-  // factor : ( ADD | MINUS | NOT_OP ) factor | power ;
-  ast::ExprPtr factor(ParserRuleContext* ctx) {
+  // expr, factor : ( ADD | MINUS | NOT_OP ) factor ;
+  Built factor(ParserRuleContext* ctx) {
     size_t type = token_type(ctx->children[0]);
     if (type == P::MINUS) {
       // -9223372036854775808 is the one int literal whose magnitude alone overflows.
@@ -290,11 +300,11 @@ struct ExprBuilder::Impl {
       while (operand->children.size() == 1 && rule(operand->children[0]))
         operand = rule(operand->children[0]);
       Token* t = operand->getStart();
-      if (operand->getRuleIndex() == P::RuleNumber && t->getType() == P::DECIMAL_INTEGER &&
+      if (operand->children.size() == 1 && t->getType() == P::DECIMAL_INTEGER &&
           t->getText() == "9223372036854775808") {
         ast::ExprPtr e = build_number(t, source_, true);
         e->range = range(ctx);  // the minus sign belongs to the literal
-        return e;
+        return {std::move(e), 1};
       }
     }
     ast::UnaryOp op = type == P::MINUS ? ast::UnaryOp::Neg
@@ -303,275 +313,308 @@ struct ExprBuilder::Impl {
     return unary(ctx, op);
   }
 
-  // power : atom_expr ( POWER factor )? ;   (right-associative through factor)
-  ast::ExprPtr power(ParserRuleContext* ctx) {
-    ast::ExprPtr base = expr(rule(ctx->children[0]));
-    ast::ExprPtr exponent = expr(rule(ctx->children[2]));
-    uint32_t d0 = depth(base), d1 = depth(exponent);
-    auto e = std::make_unique<ast::Binary>(range(ctx), ast::BinOp::Pow, std::move(base),
-                                           std::move(exponent));
-    record(*e, {d0, d1});
-    return e;
-  }
-
   // testlist : test ( COMMA test )* COMMA? ;   exprlist : factor ( COMMA factor )* COMMA? ;
   // (with a comma: a tuple without parentheses)
-  ast::ExprPtr tuple(ParserRuleContext* ctx) {
+  Built tuple(ParserRuleContext* ctx) {
     auto t = std::make_unique<ast::TupleExpr>(range(ctx));
+    uint32_t d = 0;
     for (ParseTree* c : ctx->children) {
-      if (ParserRuleContext* r = rule(c)) t->elts.push_back(expr(r));
-    }
-    record(*t, {max_depth(t->elts)});
-    return t;
-  }
-
-  // atom_expr : atom trailer* ;
-  // trailer : OPEN_PAREN arglist? CLOSE_PAREN | OPEN_BRACK subscriptlist CLOSE_BRACK | DOT NAME ;
-  ast::ExprPtr atom_expr(P::Atom_exprContext* ctx) {
-    ast::ExprPtr value = expr(rule(ctx->children[0]));
-    Token* start = ctx->getStart();
-    for (size_t i = 1; i < ctx->children.size(); ++i) {
-      ParserRuleContext* t = rule(ctx->children[i]);
-      SourceRange r = range(start, t->getStop());
-      uint32_t d = depth(value);
-      bool empty = t->children.size() == 2;  // f() has no arglist
-      switch (t->getStart()->getType()) {
-        case P::OPEN_PAREN:
-          value = call(r, std::move(value),
-                       empty ? nullptr : static_cast<P::ArglistContext*>(t->children[1]));
-          break;
-        case P::OPEN_BRACK:
-          value =
-              subscript(r, std::move(value), static_cast<P::SubscriptlistContext*>(t->children[1]));
-          break;
-        default: {
-          TerminalNode* name = terminal(t->children[1]);
-          auto a =
-              std::make_unique<ast::Attribute>(r, std::move(value), name->getText(), range(name));
-          record(*a, {d});
-          value = std::move(a);
-        }
+      if (ParserRuleContext* r = rule(c)) {
+        Built e = expr(r);
+        d = std::max(d, e.depth);
+        t->elts.push_back(std::move(e.e));
       }
     }
-    return value;
+    return composite(std::move(t), d);
+  }
+
+  // power : atom trailer* ( POWER factor )? ;
+  // trailer : OPEN_PAREN arglist? CLOSE_PAREN | OPEN_BRACK subscriptlist CLOSE_BRACK | DOT NAME ;
+  // (the grammar writes atom and trailer out in power)
+  Built power(ParserRuleContext* ctx) {
+    const std::vector<ParseTree*>& c = ctx->children;
+    size_t i = 0;
+    Built value = atom(ctx, i);
+    Token* start = ctx->getStart();
+    while (i < c.size() && token_type(c[i]) != P::POWER) {
+      size_t type = token_type(c[i]);
+      ParserRuleContext* inner = i + 1 < c.size() ? rule(c[i + 1]) : nullptr;
+      size_t last = i + (type == P::DOT || !inner ? 1 : 2);
+      SourceRange r = range(start, terminal(c[last])->getSymbol());
+      if (type == P::OPEN_PAREN) {
+        value = call(r, std::move(value), inner);
+      } else if (type == P::OPEN_BRACK) {
+        value = subscript(r, std::move(value), inner);
+      } else {
+        TerminalNode* name = terminal(c[i + 1]);
+        uint32_t d = value.depth;
+        value = composite(
+            std::make_unique<ast::Attribute>(r, std::move(value.e), name->getText(), range(name)),
+            d);
+      }
+      i = last + 1;
+    }
+    if (i == c.size()) return value;
+    Built exponent = expr(rule(c[i + 1]));
+    uint32_t d = std::max(value.depth, exponent.depth);
+    return composite(std::make_unique<ast::Binary>(range(ctx), ast::BinOp::Pow, std::move(value.e),
+                                                   std::move(exponent.e)),
+                     d);
   }
 
   // arglist : argument ( COMMA argument )* COMMA? ;
   // argument : NAME ASSIGN test | test comp_for? | STAR test | POWER test ;
-  ast::ExprPtr call(const SourceRange& r, ast::ExprPtr func, P::ArglistContext* args) {
+  Built call(const SourceRange& r, Built func, ParserRuleContext* args) {
     auto c = std::make_unique<ast::Call>(r);
-    uint32_t d = depth(func);
-    c->func = std::move(func);
-    std::unordered_set<std::string> seen;
+    uint32_t d = func.depth;
+    c->func = std::move(func.e);
     for (size_t i = 0; args && i < args->children.size(); i += 2) {
-      auto* a = static_cast<P::ArgumentContext*>(args->children[i]);
+      auto* a = rule(args->children[i]);
       if (a->children.size() == 3) {  // NAME ASSIGN test
         std::string name = a->getStart()->getText();
-        if (!seen.insert(name).second)
-          compile_error(range(a), "keyword argument repeated: " + name);
-        ast::Keyword k{range(a), name, expr(rule(a->children[2]))};
-        d = std::max(d, depth(k.value));
-        c->keywords.push_back(std::move(k));
+        for (const ast::Keyword& k : c->keywords) {
+          if (k.name == name) compile_error(range(a), "keyword argument repeated: " + name);
+        }
+        Built value = expr(rule(a->children[2]));
+        d = std::max(d, value.depth);
+        c->keywords.push_back(ast::Keyword{range(a), name, std::move(value.e)});
       } else if (a->getStart()->getType() == P::POWER) {
         compile_error(range(a), "`**` arguments are not supported in TSL");
       } else if (a->getStart()->getType() == P::STAR) {
-        ast::ExprPtr v = expr(rule(a->children[1]));
-        auto s = std::make_unique<ast::Starred>(range(a), std::move(v));
-        d = std::max(d, depth(s->value) + 1);
-        c->args.push_back(std::move(s));
+        Built v = expr(rule(a->children[1]));
+        d = std::max(d, v.depth + 1);
+        c->args.push_back(std::make_unique<ast::Starred>(range(a), std::move(v.e)));
       } else {
         if (a->children.size() == 2)
           compile_error(range(a), "generator expressions are not supported in TSL");
         if (!c->keywords.empty())
           compile_error(range(a), "positional argument follows keyword argument");
-        c->args.push_back(expr(rule(a->children[0])));
-        d = std::max(d, depth(c->args.back()));
+        Built v = expr(rule(a->children[0]));
+        d = std::max(d, v.depth);
+        c->args.push_back(std::move(v.e));
       }
     }
-    record(*c, {d});
-    return c;
+    return composite(std::move(c), d);
   }
 
   // subscriptlist : subscript ( COMMA subscript )* COMMA? ;
-  ast::ExprPtr subscript(const SourceRange& r, ast::ExprPtr value, P::SubscriptlistContext* list) {
+  Built subscript(const SourceRange& r, Built value, ParserRuleContext* list) {
     auto s = std::make_unique<ast::Subscript>(r);
-    uint32_t d = depth(value);
-    s->value = std::move(value);
+    uint32_t d = value.depth;
+    s->value = std::move(value.e);
+    uint32_t di = 0;
     for (size_t i = 0; i < list->children.size(); i += 2) {
-      s->indices.push_back(slice(static_cast<P::SubscriptContext*>(list->children[i])));
+      Built index = slice(rule(list->children[i]));
+      di = std::max(di, index.depth);
+      s->indices.push_back(std::move(index.e));
     }
-    record(*s, {d, max_depth(s->indices)});
-    return s;
+    return composite(std::move(s), std::max(d, di));
   }
 
   // subscript : test ( COLON test? sliceop? )? | COLON test? sliceop? ;   sliceop : COLON test? ;
-  ast::ExprPtr slice(P::SubscriptContext* ctx) {
+  Built slice(ParserRuleContext* ctx) {
     if (ctx->children.size() == 1 && !is_token(ctx->children[0]))
       return expr(rule(ctx->children[0]));
     auto s = std::make_unique<ast::Slice>(range(ctx));
     bool after_colon = false;
+    uint32_t d = 0;
     for (ParseTree* c : ctx->children) {
       if (token_type(c) == P::COLON) {
         after_colon = true;
-      } else if (rule(c)->getRuleIndex() == P::RuleSliceop) {
-        if (c->children.size() == 2) s->step = expr(rule(c->children[1]));
-      } else if (ParserRuleContext* t = rule(c)) {
-        (after_colon ? s->upper : s->lower) = expr(t);
+        continue;
       }
+      ParserRuleContext* part = rule(c);
+      ast::ExprPtr* into = after_colon ? &s->upper : &s->lower;
+      if (part->getRuleIndex() == P::RuleSliceop) {
+        if (part->children.size() == 1) continue;  // `::` without a step
+        part = rule(part->children[1]);
+        into = &s->step;
+      }
+      Built e = expr(part);
+      d = std::max(d, e.depth);
+      *into = std::move(e.e);
     }
-    uint32_t d = 0;
-    for (const ast::ExprPtr* p : {&s->lower, &s->upper, &s->step}) {
-      if (*p) d = std::max(d, depth(*p));
-    }
-    record(*s, {d});
-    return s;
+    return composite(std::move(s), d);
   }
 
   // atom : OPEN_PAREN testlist_comp? CLOSE_PAREN | OPEN_BRACK testlist_comp? CLOSE_BRACK
   //      | OPEN_BRACE dictorsetmaker? CLOSE_BRACE
   //      | NAME | number | STRING+ | ELLIPSIS | NONE | TRUE | FALSE ;
-  ast::ExprPtr atom(P::AtomContext* ctx) {
-    SourceRange r = range(ctx);
-    size_t type = ctx->getStart()->getType();
-    if (is_number(type)) return build_number(ctx->getStart(), source_, false);
-    // The middle child is a testlist_comp inside ( ) and [ ], a dictorsetmaker inside { }.
-    bool has_inner = ctx->children.size() == 3 && type != P::OPEN_BRACE;
-    auto* inner = has_inner ? static_cast<P::Testlist_compContext*>(ctx->children[1]) : nullptr;
+  // The atom that starts `power`'s children; `i` is left at the child after it.
+  Built atom(ParserRuleContext* power, size_t& i) {
+    const std::vector<ParseTree*>& c = power->children;
+    Token* first = terminal(c[0])->getSymbol();
+    size_t type = first->getType();
+    if (type == P::OPEN_PAREN || type == P::OPEN_BRACK || type == P::OPEN_BRACE) {
+      // The middle child is a testlist_comp inside ( ) and [ ], a dictorsetmaker inside { }.
+      ParserRuleContext* inner = rule(c[1]);
+      i = inner ? 3 : 2;
+      SourceRange r = range(c[0], c[i - 1]);
+      if (type == P::OPEN_PAREN) return parenthesized(r, inner);
+      if (type == P::OPEN_BRACK) return bracketed(r, inner);
+      return braced(r, inner);
+    }
+    i = 1;
+    SourceRange r = range(c[0]);
     switch (type) {
-      case P::OPEN_PAREN:
-        return parenthesized(r, inner);
-      case P::OPEN_BRACK:
-        return bracketed(r, inner);
-      case P::OPEN_BRACE:
-        return braced(r, ctx->children.size() == 3
-                             ? static_cast<P::DictorsetmakerContext*>(ctx->children[1])
-                             : nullptr);
       case P::NAME:
-        return std::make_unique<ast::Name>(r, ctx->getStart()->getText());
+        return {std::make_unique<ast::Name>(r, first->getText())};
       case P::ELLIPSIS:
-        return std::make_unique<ast::EllipsisLit>(r);
+        return {std::make_unique<ast::EllipsisLit>(r)};
       case P::NONE:
-        return std::make_unique<ast::NoneLit>(r);
+        return {std::make_unique<ast::NoneLit>(r)};
       case P::TRUE:
-        return std::make_unique<ast::BoolLit>(r, true);
+        return {std::make_unique<ast::BoolLit>(r, true)};
       case P::FALSE:
-        return std::make_unique<ast::BoolLit>(r, false);
-      default: {
-        std::vector<Token*> strings;
-        for (ParseTree* s : ctx->children) strings.push_back(terminal(s)->getSymbol());
-        return build_strings(strings, source_);
+        return {std::make_unique<ast::BoolLit>(r, false)};
+      case P::STRING: {
+        std::vector<Token*> strings{first};
+        for (; i < c.size() && token_type(c[i]) == P::STRING; ++i)
+          strings.push_back(terminal(c[i])->getSymbol());
+        return {build_strings(strings, source_)};
       }
+      default:
+        return {build_number(first, source_, false)};
     }
   }
 
   // The comp_for of `test comp_for`, or null for `test ( COMMA test )* COMMA?`.
-  static P::Comp_forContext* comprehension_of(P::Testlist_compContext* tc) {
+  static ParserRuleContext* comprehension_of(ParserRuleContext* tc) {
     if (tc->children.size() != 2 || is_token(tc->children[1])) return nullptr;
-    return static_cast<P::Comp_forContext*>(tc->children[1]);
+    return rule(tc->children[1]);
+  }
+
+  // The elements of `test ( COMMA test )* COMMA?`.
+  std::vector<Built> elements(ParserRuleContext* tc) {
+    std::vector<Built> elts;
+    for (size_t i = 0; i < tc->children.size(); i += 2) elts.push_back(expr(rule(tc->children[i])));
+    return elts;
   }
 
   // testlist_comp : test ( comp_for | ( COMMA test )* COMMA? ) ;   inside ( )
-  ast::ExprPtr parenthesized(const SourceRange& r, P::Testlist_compContext* tc) {
-    if (!tc) return std::make_unique<ast::TupleExpr>(r);
+  Built parenthesized(const SourceRange& r, ParserRuleContext* tc) {
+    if (!tc) return {std::make_unique<ast::TupleExpr>(r)};
     if (comprehension_of(tc)) compile_error(r, "generator expressions are not supported in TSL");
     if (tc->children.size() == 1) return expr(rule(tc->children[0]));  // (x) is x
     auto t = std::make_unique<ast::TupleExpr>(r);
-    for (size_t i = 0; i < tc->children.size(); i += 2)
-      t->elts.push_back(expr(rule(tc->children[i])));
-    record(*t, {max_depth(t->elts)});
-    return t;
+    std::vector<Built> elts = elements(tc);
+    uint32_t d = max_depth(elts);
+    t->elts = exprs_of(std::move(elts));
+    return composite(std::move(t), d);
   }
 
   // testlist_comp : test ( comp_for | ( COMMA test )* COMMA? ) ;   inside [ ]
-  ast::ExprPtr bracketed(const SourceRange& r, P::Testlist_compContext* tc) {
-    if (!tc) return std::make_unique<ast::ListExpr>(r);
-    if (P::Comp_forContext* cf = comprehension_of(tc)) {
-      return list_comprehension(r, static_cast<P::TestContext*>(tc->children[0]), cf);
+  Built bracketed(const SourceRange& r, ParserRuleContext* tc) {
+    if (!tc) return {std::make_unique<ast::ListExpr>(r)};
+    if (ParserRuleContext* cf = comprehension_of(tc)) {
+      return list_comprehension(r, rule(tc->children[0]), cf);
     }
     auto l = std::make_unique<ast::ListExpr>(r);
-    for (size_t i = 0; i < tc->children.size(); i += 2)
-      l->elts.push_back(expr(rule(tc->children[i])));
-    record(*l, {max_depth(l->elts)});
-    return l;
+    std::vector<Built> elts = elements(tc);
+    uint32_t d = max_depth(elts);
+    l->elts = exprs_of(std::move(elts));
+    return composite(std::move(l), d);
   }
 
   // dictorsetmaker : test ( COLON test )? ( comp_for | ( COMMA test ( COLON test )? )*
   //                  COMMA? ) ;   inside { }: a dict; sets and comprehensions are errors
-  ast::ExprPtr braced(const SourceRange& r, P::DictorsetmakerContext* dm) {
+  Built braced(const SourceRange& r, ParserRuleContext* dm) {
     auto d = std::make_unique<ast::DictExpr>(r);
-    if (!dm) return d;
-    bool dict = dm->COLON().size() > 0;
-    if (dm->comp_for()) {
+    if (!dm) return {std::move(d)};
+    const std::vector<ParseTree*>& items = dm->children;
+    bool dict = has_colon(dm);
+    if (ParserRuleContext* cf = rule(items.back()); cf && cf->getRuleIndex() == P::RuleComp_for) {
       if (!dict) compile_error(r, "set comprehensions are not supported in TSL");
-      return dict_comprehension(r, rule(dm->children[0]), rule(dm->children[2]), dm->comp_for());
+      return dict_comprehension(r, rule(items[0]), rule(items[2]), cf);
     }
     if (!dict) compile_error(r, "set literals are not supported in TSL (use a list)");
-    const auto& items = dm->children;
+    uint32_t dk = 0, dv = 0;
     for (size_t i = 0; i < items.size(); ++i) {
       if (is_token(items[i])) continue;  // a COMMA
-      bool has_value = i + 1 < items.size() && is_token(items[i + 1]) &&
-                       terminal(items[i + 1])->getSymbol()->getType() == P::COLON;
+      bool has_value = i + 1 < items.size() && token_type(items[i + 1]) == P::COLON;
       if (!has_value) compile_error(range(items[i]), "':' expected after dictionary key");
-      d->keys.push_back(expr(rule(items[i])));
-      d->values.push_back(expr(rule(items[i + 2])));
+      Built key = expr(rule(items[i]));
+      Built value = expr(rule(items[i + 2]));
+      dk = std::max(dk, key.depth);
+      dv = std::max(dv, value.depth);
+      d->keys.push_back(std::move(key.e));
+      d->values.push_back(std::move(value.e));
       i += 2;
     }
-    record(*d, {max_depth(d->keys), max_depth(d->values)});
-    return d;
+    return composite(std::move(d), std::max(dk, dv));
   }
 
-  // {key: value comp_for}: one `for` and at most one `if`, as list comprehensions.
-  ast::ExprPtr dict_comprehension(const SourceRange& r, ParserRuleContext* key,
-                                  ParserRuleContext* value, P::Comp_forContext* cf) {
-    auto c = std::make_unique<ast::DictComp>(r);
-    c->key = expr(key);
-    c->value = expr(value);
-    c->target = expr(cf->exprlist());
-    check_target(*c->target);
-    c->iter = expr(cf->expr());
-    uint32_t d = std::max({depth(c->key), depth(c->value), depth(c->target), depth(c->iter)});
-    if (P::Comp_iterContext* it = cf->comp_iter()) {
-      P::Comp_ifContext* ci = it->comp_if();
-      if (!ci || ci->comp_iter()) {
-        compile_error(
-            range(ci ? rule(ci->comp_iter()) : rule(it)),
-            "dict comprehensions with more than one `for` or `if` clause are not supported in TSL");
-      }
-      c->cond = expr(ci->expr());
-      d = std::max(d, depth(c->cond));
+  static bool has_colon(ParserRuleContext* dm) {
+    for (ParseTree* c : dm->children) {
+      if (token_type(c) == P::COLON) return true;
     }
-    record(*c, {d});
-    return c;
+    return false;
   }
 
   // comp_for : FOR exprlist IN expr comp_iter? ;   comp_iter : comp_for | comp_if ;
   // comp_if : IF expr comp_iter? ;
-  ast::ExprPtr list_comprehension(const SourceRange& r, P::TestContext* elt,
-                                  P::Comp_forContext* cf) {
-    auto c = std::make_unique<ast::ListComp>(r);
-    c->elt = expr(elt);
-    c->target = expr(cf->exprlist());
-    check_target(*c->target);
-    c->iter = expr(cf->expr());
-    uint32_t d = std::max({depth(c->elt), depth(c->target), depth(c->iter)});
-    if (P::Comp_iterContext* it = cf->comp_iter()) {
-      P::Comp_ifContext* ci = it->comp_if();
-      if (!ci || ci->comp_iter()) {
-        compile_error(
-            range(ci ? rule(ci->comp_iter()) : rule(it)),
-            "list comprehensions with more than one `for` or `if` clause are not supported in TSL");
+  // The comprehension's target, iterable and condition (at most one `for` and one
+  // `if`), their deepest depth added to `d`; `kind` names it in the error.
+  struct Clauses {
+    ast::ExprPtr target, iter, cond;
+  };
+  Clauses clauses(ParserRuleContext* cf, const char* kind, uint32_t& d) {
+    Clauses out;
+    Built target = expr(rule(cf->children[1]));
+    check_target(*target.e);
+    Built iter = expr(rule(cf->children[3]));
+    d = std::max({d, target.depth, iter.depth});
+    out.target = std::move(target.e);
+    out.iter = std::move(iter.e);
+    if (cf->children.size() == 5) {
+      ParserRuleContext* it = rule(cf->children[4]);
+      ParserRuleContext* ci = rule(it->children[0]);
+      bool is_if = ci->getRuleIndex() == P::RuleComp_if;
+      if (!is_if || ci->children.size() == 3) {
+        compile_error(range(is_if ? ci->children[2] : it),
+                      std::string(kind) +
+                          " comprehensions with more than one `for` or `if` clause are not "
+                          "supported in TSL");
       }
-      c->cond = expr(ci->expr());
-      d = std::max(d, depth(c->cond));
+      Built cond = expr(rule(ci->children[1]));
+      d = std::max(d, cond.depth);
+      out.cond = std::move(cond.e);
     }
-    record(*c, {d});
-    return c;
+    return out;
+  }
+
+  // {key: value comp_for}: one `for` and at most one `if`, as list comprehensions.
+  Built dict_comprehension(const SourceRange& r, ParserRuleContext* key, ParserRuleContext* value,
+                           ParserRuleContext* cf) {
+    auto c = std::make_unique<ast::DictComp>(r);
+    Built k = expr(key);
+    Built v = expr(value);
+    uint32_t d = std::max(k.depth, v.depth);
+    c->key = std::move(k.e);
+    c->value = std::move(v.e);
+    Clauses cl = clauses(cf, "dict", d);
+    c->target = std::move(cl.target);
+    c->iter = std::move(cl.iter);
+    c->cond = std::move(cl.cond);
+    return composite(std::move(c), d);
+  }
+
+  Built list_comprehension(const SourceRange& r, ParserRuleContext* elt, ParserRuleContext* cf) {
+    auto c = std::make_unique<ast::ListComp>(r);
+    Built e = expr(elt);
+    uint32_t d = e.depth;
+    c->elt = std::move(e.e);
+    Clauses cl = clauses(cf, "list", d);
+    c->target = std::move(cl.target);
+    c->iter = std::move(cl.iter);
+    c->cond = std::move(cl.cond);
+    return composite(std::move(c), d);
   }
 };
 
 ExprBuilder::ExprBuilder(SourcePtr source) : impl_(std::make_unique<Impl>(std::move(source))) {}
 ExprBuilder::~ExprBuilder() = default;
-ast::ExprPtr ExprBuilder::build(ParserRuleContext* ctx) { return impl_->expr(ctx); }
+ast::ExprPtr ExprBuilder::build(ParserRuleContext* ctx) { return impl_->expr(ctx).e; }
 void ExprBuilder::check_target(const ast::Expr& e) const { impl_->check_target(e); }
 
 }  // namespace tsl::parse_detail

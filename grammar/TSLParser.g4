@@ -1,17 +1,19 @@
 // The TSL parser: Python 3 statement and expression syntax (LANGUAGE.md §1, §4, §5).
 // It reads the token stream of frontend/lexer.cpp (logical NEWLINE, INDENT, DEDENT).
-// Every decision is LL(1) or LL(2), so SLL prediction stays cheap; the expression
-// grammar is a precedence ladder, lowest precedence first.
+// Every decision is LL(1) or LL(2), so SLL prediction decides every valid program
+// (Note [One parser] in frontend/parser.cpp). A parse costs about a rule invocation
+// (a parse tree node) per rule entered, so the rules nest as little as the syntax
+// allows: statements are not wrapped in a `stmt` rule, and an operand is `expr` and
+// `power`, not a rule per precedence level.
 parser grammar TSLParser;
 
 options { tokenVocab = TSLLexer; }
 
 // ---- Entry points ------------------------------------------------------------------------------
-file_input : ( NEWLINE | stmt )* EOF ;
+file_input : ( NEWLINE | simple_stmts | compound_stmt )* EOF ;
 eval_input : testlist NEWLINE* EOF ;
 
 // ---- Statements --------------------------------------------------------------------------------
-stmt : simple_stmts | compound_stmt ;
 simple_stmts : simple_stmt ( SEMI simple_stmt )* SEMI? NEWLINE ;
 simple_stmt
   : expr_stmt
@@ -60,17 +62,19 @@ decorator : AT test NEWLINE ;
 funcdef : DEF NAME parameters ( ARROW test )? COLON block ;
 parameters : OPEN_PAREN ( param ( COMMA param )* COMMA? )? CLOSE_PAREN ;
 param : NAME ( COLON test )? ( ASSIGN test )? ;
-block : simple_stmts | NEWLINE INDENT stmt+ DEDENT ;
+block : simple_stmts | NEWLINE INDENT ( simple_stmts | compound_stmt )+ DEDENT ;
 
 // ---- Expressions -------------------------------------------------------------------------------
 // Binary, boolean, comparison and `not` operators form one left-recursive rule: ANTLR
-// parses it with a loop and precedence predicates, so an atom costs a few rule
+// parses it with a loop and precedence predicates, so an operand costs a few rule
 // invocations instead of one per precedence level. Alternatives are listed from the
 // highest precedence to the lowest; binary operators associate to the left, and a
-// chain `a < b < c` is flattened into one comparison by the AST builder.
+// chain `a < b < c` is flattened into one comparison by the AST builder. The first two
+// alternatives are `factor`'s, so that an operand without a sign is `expr` -> `power`.
 test : expr ( IF expr ELSE test )? ;
 expr
-  : factor
+  : power
+  | ( ADD | MINUS | NOT_OP ) factor
   | expr ( STAR | DIV | IDIV | MOD | AT ) expr
   | expr ( ADD | MINUS ) expr
   | expr ( LEFT_SHIFT | RIGHT_SHIFT ) expr
@@ -84,30 +88,27 @@ expr
   ;
 comp_op : LESS_THAN | GREATER_THAN | EQUALS | GT_EQ | LT_EQ | NOT_EQ | IN | NOT IN | IS NOT? ;
 factor : ( ADD | MINUS | NOT_OP ) factor | power ;
-power : atom_expr ( POWER factor )? ;
-atom_expr : atom trailer* ;
-atom
-  : OPEN_PAREN testlist_comp? CLOSE_PAREN
-  | OPEN_BRACK testlist_comp? CLOSE_BRACK
-  | OPEN_BRACE dictorsetmaker? CLOSE_BRACE
-  | NAME
-  | number
-  | STRING+
-  | ELLIPSIS
-  | NONE
-  | TRUE
-  | FALSE
+// An atom, its trailers (calls, subscripts, attributes) and an exponent (`**` is
+// right-associative through factor).
+power
+  : ( OPEN_PAREN testlist_comp? CLOSE_PAREN
+    | OPEN_BRACK testlist_comp? CLOSE_BRACK
+    | OPEN_BRACE dictorsetmaker? CLOSE_BRACE
+    | NAME
+    | DECIMAL_INTEGER | HEX_INTEGER | OCT_INTEGER | BIN_INTEGER | FLOAT_NUMBER
+    | STRING+
+    | ELLIPSIS
+    | NONE
+    | TRUE
+    | FALSE
+    )
+    ( OPEN_PAREN arglist? CLOSE_PAREN | OPEN_BRACK subscriptlist CLOSE_BRACK | DOT NAME )*
+    ( POWER factor )?
   ;
-number : DECIMAL_INTEGER | HEX_INTEGER | OCT_INTEGER | BIN_INTEGER | FLOAT_NUMBER ;
 testlist_comp : test ( comp_for | ( COMMA test )* COMMA? ) ;
 // Dict displays `{k: v, ...}`. Set displays and dict comprehensions parse too, so the
 // AST builder can reject them by name.
 dictorsetmaker : test ( COLON test )? ( comp_for | ( COMMA test ( COLON test )? )* COMMA? ) ;
-trailer
-  : OPEN_PAREN arglist? CLOSE_PAREN
-  | OPEN_BRACK subscriptlist CLOSE_BRACK
-  | DOT NAME
-  ;
 subscriptlist : subscript ( COMMA subscript )* COMMA? ;
 subscript : test ( COLON test? sliceop? )? | COLON test? sliceop? ;
 sliceop : COLON test? ;
