@@ -126,6 +126,8 @@ struct ExprBuilder::Impl {
   explicit Impl(SourcePtr source) : source_(std::move(source)) {}
 
   SourcePtr source_;
+  // The left spines of the binary expressions being built (operator_expr).
+  std::vector<ParserRuleContext*> spine_;
 
   SourceRange range(ParseTree* c) const { return node_range(source_, c, c); }
   SourceRange range(Token* a, Token* b) const { return token_range(source_, a, b); }
@@ -217,16 +219,18 @@ struct ExprBuilder::Impl {
     if (ctx->children.size() == 2) {
       return token_type(ctx->children[0]) == P::NOT ? unary(ctx, ast::UnaryOp::Not) : factor(ctx);
     }
-    std::vector<ParserRuleContext*> spine{ctx};
-    for (;;) {
-      ParserRuleContext* left = rule(spine.back()->children[0]);
-      if (left->getRuleIndex() != P::RuleExpr || left->children.size() != 3) break;
-      spine.push_back(left);
+    // The spine is this call's part of spine_, from `base` on (the operands' calls use
+    // the part after it, and give it back).
+    size_t base = spine_.size();
+    for (ParserRuleContext* node = ctx;;) {
+      spine_.push_back(node);
+      node = rule(node->children[0]);
+      if (node->getRuleIndex() != P::RuleExpr || node->children.size() != 3) break;
     }
-    Built lhs = expr(rule(spine.back()->children[0]));
+    Built lhs = expr(rule(spine_.back()->children[0]));
     bool open_compare = false;  // lhs is a Compare this chain is still extending
-    for (auto it = spine.rbegin(); it != spine.rend(); ++it) {
-      ParserRuleContext* node = *it;
+    for (size_t i = spine_.size(); i-- > base;) {
+      ParserRuleContext* node = spine_[i];
       ParseTree* op = node->children[1];
       Built rhs = expr(rule(node->children[2]));
       if (!is_token(op)) {
@@ -247,6 +251,7 @@ struct ExprBuilder::Impl {
                         d);
       }
     }
+    spine_.resize(base);
     return lhs;
   }
 

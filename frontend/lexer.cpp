@@ -32,7 +32,6 @@ namespace tsl {
 // At the end it closes the last logical line and every open block. Running it eagerly
 // over the whole text before parsing keeps the parser free of layout concerns.
 
-using antlr4::CommonToken;
 using antlr4::Token;
 using grammar::TSLLexer;
 
@@ -400,13 +399,6 @@ TokenizedText tokenize(const SourcePtr& source, const std::string& prepared,
   out.tokens.reserve(prepared.size() / 3 + 16);
   Scanner scanner(prepared);
   TokenPass(source, options, out).run(scanner);
-  return out;
-}
-
-std::vector<std::unique_ptr<Token>> TokenizedText::antlr_tokens() const {
-  std::vector<std::unique_ptr<Token>> out;
-  out.reserve(tokens.size());
-  for (const ScannedToken& t : tokens) out.push_back(make_antlr_token(t));
   return out;
 }
 

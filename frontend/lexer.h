@@ -38,9 +38,6 @@ struct TokenizedText {
   std::vector<ScannedToken> tokens;
   bool ends_inside_block = false;      // an indented block was still open at the end
   bool last_line_opens_block = false;  // last logical line ends in ':' or is a header/decorator
-
-  // The tokens as ANTLR token objects, for the ANTLR parser.
-  std::vector<std::unique_ptr<antlr4::Token>> antlr_tokens() const;
 };
 
 struct TokenizeOptions {

@@ -12,6 +12,7 @@
 #include "antlr4-runtime.h"
 #include "frontend/ast_builder.h"
 #include "frontend/lexer.h"
+#include "frontend/token_stream.h"
 
 namespace tsl {
 
@@ -20,8 +21,8 @@ namespace tsl {
 // through one parser, the one ANTLR generates from grammar/TSLParser.g4:
 //  - Tokens: the token pass (Note [The token pass]) turns the scanner's raw tokens
 //    into the parser's tokens (NEWLINE, INDENT, DEDENT, no whitespace) and reports
-//    bracket, indentation and lexical errors; its token list is the parser's token
-//    source.
+//    bracket, indentation and lexical errors; TokenList (token_stream.h) is the
+//    parser's token stream over them.
 //  - Prediction: a parse first runs with SLL prediction and BailErrorStrategy, which
 //    gives up at the first syntax error. The grammar is written so that SLL decides
 //    every valid program (tests/frontend/parser_ast_test.cpp parses every repository
@@ -31,8 +32,16 @@ namespace tsl {
 //  - The DFA: the generated parser keeps its prediction DFA and context cache in
 //    static members shared by all its instances, so the first parse of a process
 //    fills in the states it needs (its warm-up) and later parses reuse them; nothing
-//    clears them.
-//  - Nesting: GuardedParser bounds the rule invocations open at once and checks the
+//    clears them. DfaFastPathSimulator (grammar/parser_base.h) answers SLL predictions
+//    the DFA already holds with a walk along its edges, cached per thread.
+//  - Speed: a parse costs about one context object per rule entered, so the grammar
+//    nests as little as the language allows (an operand is `expr` -> `power`), and
+//    the generated parser's base class, ParserBase (grammar/parser_base.h), enters and
+//    leaves rules without ANTLR's listeners, dynamic_casts and std::functions and takes
+//    the tree's nodes from an arena. The 300-line benchmark of bench/README.md item 5
+//    parses in about 2.5x the time of the hand-written parser this one replaced (0.9
+//    against 0.36 ms, 3.4 ms before this design; see bench/README.md).
+//  - Nesting: ParserBase bounds the rule invocations open at once and checks the
 //    thread's stack at each rule entry, so that pathological input is a located
 //    error, not a crash; the token pass bounds brackets and indentation first, the
 //    AST builder the depth of expressions (docs/language.md, "Limits").
@@ -73,54 +82,23 @@ uintptr_t stack_floor() {
 // the recursion costs much time or stack. 200 nested brackets need about 3,500 levels.
 constexpr size_t kMaxRuleDepth = 6000;
 
-// A generated parser whose every rule entry checks the nesting depth and the stack.
-// Rule exits are not virtual, so the rule invocations still open are found from each
-// new context's parent: `open_` holds the chain from the root to the current context,
-// cut back to the new context's parent at each entry. A left-recursive rule (`expr`)
-// counts once however many operators its loop matches: each operator's context takes
-// the place of the one before it, and its operands are invocations of their own.
+// The generated parser, whose rule entries (grammar/parser_base.h) stop a parse nested
+// too deeply, at the token where it happens.
 class GuardedParser : public P {
  public:
   GuardedParser(antlr4::TokenStream* input, SourcePtr source)
-      : P(input), source_(std::move(source)) {}
-
-  using P::enterRecursionRule;
-  void enterRule(antlr4::ParserRuleContext* ctx, size_t state, size_t rule_index) override {
-    enter_nested(ctx);
-    P::enterRule(ctx, state, rule_index);
-  }
-  void enterRecursionRule(antlr4::ParserRuleContext* ctx, size_t state, size_t rule_index,
-                          int precedence) override {
-    enter_nested(ctx);
-    P::enterRecursionRule(ctx, state, rule_index, precedence);
-  }
-  void pushNewRecursionContext(antlr4::ParserRuleContext* ctx, size_t state,
-                               size_t rule_index) override {
-    cut_back_to(_ctx);
-    TSL_INTERNAL_ASSERT(!open_.empty(), "a left-recursive rule's context is not open");
-    open_.back() = ctx;
-    P::pushNewRecursionContext(ctx, state, rule_index);
-  }
-  void reset() override {
-    P::reset();
-    open_.clear();
+      : P(input), source_(std::move(source)) {
+    max_depth_ = kMaxRuleDepth;
+    stack_floor_ = stack_floor();
+    use_dfa_fast_path();
   }
 
  private:
   SourcePtr source_;
-  std::vector<antlr4::tree::ParseTree*> open_;
 
-  void cut_back_to(antlr4::tree::ParseTree* ctx) {
-    while (!open_.empty() && open_.back() != ctx) open_.pop_back();
-  }
-  void enter_nested(antlr4::ParserRuleContext* ctx) {
-    parse_detail::check_stack(source_, getCurrentToken());
-    cut_back_to(ctx->parent);
-    open_.push_back(ctx);
-    if (open_.size() > kMaxRuleDepth) {
-      compile_error(token_range(source_, getCurrentToken()),
-                    "expression too complex: nested too deeply");
-    }
+  [[noreturn]] void nesting_exceeded() override {
+    compile_error(token_range(source_, getCurrentToken()),
+                  "expression too complex: nested too deeply");
   }
 };
 
@@ -194,12 +172,10 @@ bool ends_expression(size_t t) {
 
 class SyntaxErrors {
  public:
-  SyntaxErrors(SourcePtr source, antlr4::CommonTokenStream& tokens)
-      : source_(std::move(source)), tokens_(tokens) {}
+  SyntaxErrors(SourcePtr source, TokenList& tokens) : source_(std::move(source)), tokens_(tokens) {}
 
   [[noreturn]] void report(Token* offending, const antlr4::misc::IntervalSet& expected,
                            antlr4::RuleContext* ctx) {
-    tokens_.fill();  // the parser has only fetched what it looked at
     SourceRange at = token_range(source_, offending);
     size_t type = offending->getType();
     if (type == P::DEL) {
@@ -230,7 +206,7 @@ class SyntaxErrors {
 
  private:
   SourcePtr source_;
-  antlr4::CommonTokenStream& tokens_;
+  TokenList& tokens_;
 
   static const char* expected_token(ssize_t type) {
     switch (type) {
@@ -298,8 +274,7 @@ std::atomic<size_t> full_ll_parse_count{0};
 // then, on a syntax error, full LL with the error strategy for exact messages.
 template <typename Result, typename Entry>
 Result run_parser(const SourcePtr& source, const TokenizedText& text, Entry entry) {
-  antlr4::ListTokenSource token_source(text.antlr_tokens());
-  antlr4::CommonTokenStream stream(&token_source);
+  TokenList stream(text);
   GuardedParser parser(&stream, source);
   parser.removeErrorListeners();
   auto* sim = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();

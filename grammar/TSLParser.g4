@@ -7,7 +7,9 @@
 // `power`, not a rule per precedence level.
 parser grammar TSLParser;
 
-options { tokenVocab = TSLLexer; }
+options { tokenVocab = TSLLexer; superClass = ParserBase; contextSuperClass = ArenaContext; }
+
+@parser::postinclude { #include "grammar/parser_base.h" }
 
 // ---- Entry points ------------------------------------------------------------------------------
 file_input : ( NEWLINE | simple_stmts | compound_stmt )* EOF ;
