@@ -6,23 +6,19 @@
 #include "frontend/expr_builder.h"
 
 namespace tsl::parse_detail {
-namespace {
 
-uint32_t max_depth(const std::vector<Built>& es) {
+// A TupleExpr or ListExpr of `elts`.
+template <typename Display>
+Built ExprBuilder::Impl::display(const SourceRange& r, std::vector<Built> elts) {
+  auto node = std::make_unique<Display>(r);
   uint32_t d = 0;
-  for (const Built& b : es) d = std::max(d, b.depth);
-  return d;
+  node->elts.reserve(elts.size());
+  for (Built& b : elts) {
+    d = std::max(d, b.depth);
+    node->elts.push_back(std::move(b.e));
+  }
+  return composite(std::move(node), d);
 }
-
-// The expressions of `built`, without their depths.
-std::vector<ast::ExprPtr> exprs_of(std::vector<Built>&& built) {
-  std::vector<ast::ExprPtr> out;
-  out.reserve(built.size());
-  for (Built& b : built) out.push_back(std::move(b.e));
-  return out;
-}
-
-}  // namespace
 
 // atom : OPEN_PAREN testlist_comp? CLOSE_PAREN | OPEN_BRACK testlist_comp? CLOSE_BRACK
 //      | OPEN_BRACE dictorsetmaker? CLOSE_BRACE
@@ -83,11 +79,7 @@ Built ExprBuilder::Impl::parenthesized(const SourceRange& r, ParserRuleContext* 
   if (!tc) return {std::make_unique<ast::TupleExpr>(r)};
   if (comprehension_of(tc)) compile_error(r, "generator expressions are not supported in TSL");
   if (tc->children.size() == 1) return expr(rule(tc->children[0]));  // (x) is x
-  auto t = std::make_unique<ast::TupleExpr>(r);
-  std::vector<Built> elts = elements(tc);
-  uint32_t d = max_depth(elts);
-  t->elts = exprs_of(std::move(elts));
-  return composite(std::move(t), d);
+  return display<ast::TupleExpr>(r, elements(tc));
 }
 
 // testlist_comp : test ( comp_for | ( COMMA test )* COMMA? ) ;   inside [ ]
@@ -96,11 +88,7 @@ Built ExprBuilder::Impl::bracketed(const SourceRange& r, ParserRuleContext* tc) 
   if (ParserRuleContext* cf = comprehension_of(tc)) {
     return list_comprehension(r, rule(tc->children[0]), cf);
   }
-  auto l = std::make_unique<ast::ListExpr>(r);
-  std::vector<Built> elts = elements(tc);
-  uint32_t d = max_depth(elts);
-  l->elts = exprs_of(std::move(elts));
-  return composite(std::move(l), d);
+  return display<ast::ListExpr>(r, elements(tc));
 }
 
 // dictorsetmaker : test ( COLON test )? ( comp_for | ( COMMA test ( COLON test )? )*
@@ -141,16 +129,16 @@ bool ExprBuilder::Impl::has_colon(ParserRuleContext* dm) {
 // comp_for : FOR exprlist IN expr comp_iter? ;   comp_iter : comp_for | comp_if ;
 // comp_if : IF expr comp_iter? ;
 // The comprehension's target, iterable and condition (at most one `for` and one
-// `if`), their deepest depth added to `d`; `kind` names it in the error.
-ExprBuilder::Impl::Clauses ExprBuilder::Impl::clauses(ParserRuleContext* cf, const char* kind,
-                                                      uint32_t& d) {
-  Clauses out;
+// `if`) into `c`, their deepest depth added to `d`; `kind` names it in the error.
+template <typename Comprehension>
+void ExprBuilder::Impl::clauses(ParserRuleContext* cf, const char* kind, Comprehension& c,
+                                uint32_t& d) {
   Built target = expr(rule(cf->children[1]));
   check_target(*target.e);
   Built iter = expr(rule(cf->children[3]));
   d = std::max({d, target.depth, iter.depth});
-  out.target = std::move(target.e);
-  out.iter = std::move(iter.e);
+  c.target = std::move(target.e);
+  c.iter = std::move(iter.e);
   if (cf->children.size() == 5) {
     ParserRuleContext* it = rule(cf->children[4]);
     ParserRuleContext* ci = rule(it->children[0]);
@@ -163,9 +151,8 @@ ExprBuilder::Impl::Clauses ExprBuilder::Impl::clauses(ParserRuleContext* cf, con
     }
     Built cond = expr(rule(ci->children[1]));
     d = std::max(d, cond.depth);
-    out.cond = std::move(cond.e);
+    c.cond = std::move(cond.e);
   }
-  return out;
 }
 
 // {key: value comp_for}: one `for` and at most one `if`, as list comprehensions.
@@ -177,10 +164,7 @@ Built ExprBuilder::Impl::dict_comprehension(const SourceRange& r, ParserRuleCont
   uint32_t d = std::max(k.depth, v.depth);
   c->key = std::move(k.e);
   c->value = std::move(v.e);
-  Clauses cl = clauses(cf, "dict", d);
-  c->target = std::move(cl.target);
-  c->iter = std::move(cl.iter);
-  c->cond = std::move(cl.cond);
+  clauses(cf, "dict", *c, d);
   return composite(std::move(c), d);
 }
 
@@ -190,10 +174,7 @@ Built ExprBuilder::Impl::list_comprehension(const SourceRange& r, ParserRuleCont
   Built e = expr(elt);
   uint32_t d = e.depth;
   c->elt = std::move(e.e);
-  Clauses cl = clauses(cf, "list", d);
-  c->target = std::move(cl.target);
-  c->iter = std::move(cl.iter);
-  c->cond = std::move(cl.cond);
+  clauses(cf, "list", *c, d);
   return composite(std::move(c), d);
 }
 

@@ -61,18 +61,17 @@ struct ExprBuilder::Impl {
   Built slice(ParserRuleContext* ctx);
 
   // display_builder.cpp
-  // A comprehension's target, iterable and condition.
-  struct Clauses {
-    ast::ExprPtr target, iter, cond;
-  };
   Built atom(ParserRuleContext* power, size_t& i);
   static ParserRuleContext* comprehension_of(ParserRuleContext* tc);
   std::vector<Built> elements(ParserRuleContext* tc);
+  template <typename Display>
+  Built display(const SourceRange& r, std::vector<Built> elts);
   Built parenthesized(const SourceRange& r, ParserRuleContext* tc);
   Built bracketed(const SourceRange& r, ParserRuleContext* tc);
   Built braced(const SourceRange& r, ParserRuleContext* dm);
   static bool has_colon(ParserRuleContext* dm);
-  Clauses clauses(ParserRuleContext* cf, const char* kind, uint32_t& d);
+  template <typename Comprehension>
+  void clauses(ParserRuleContext* cf, const char* kind, Comprehension& c, uint32_t& d);
   Built dict_comprehension(const SourceRange& r, ParserRuleContext* key, ParserRuleContext* value,
                            ParserRuleContext* cf);
   Built list_comprehension(const SourceRange& r, ParserRuleContext* elt, ParserRuleContext* cf);
