@@ -5,11 +5,7 @@ namespace tsl {
 
 TokenList::TokenList(const TokenizedText& text) {
   tokens_.reserve(text.tokens.size());
-  types_.reserve(text.tokens.size());
-  for (const ScannedToken& t : text.tokens) {
-    tokens_.emplace_back(t, tokens_.size());
-    types_.push_back(t.type);
-  }
+  for (const ScannedToken& t : text.tokens) tokens_.emplace_back(t, tokens_.size());
 }
 
 void TokenList::consume() {

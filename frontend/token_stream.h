@@ -12,33 +12,33 @@
 
 namespace tsl {
 
-// One token of the token pass as ANTLR's Token; its text is a view into the prepared
-// text (or a literal), copied only when asked for.
+// One token of the token pass as ANTLR's Token, a view of its ScannedToken (whose text
+// is copied only when asked for).
 class PassToken final : public antlr4::Token {
  public:
-  PassToken(const ScannedToken& token, size_t index) : token_(token), index_(index) {}
+  PassToken(const ScannedToken& token, size_t index) : token_(&token), index_(index) {}
 
-  std::string getText() const override { return std::string(token_.text); }
-  size_t getType() const override { return token_.type; }
-  size_t getLine() const override { return token_.line; }
-  size_t getCharPositionInLine() const override { return token_.col; }
+  std::string getText() const override { return std::string(token_->text); }
+  size_t getType() const override { return token_->type; }
+  size_t getLine() const override { return token_->line; }
+  size_t getCharPositionInLine() const override { return token_->col; }
   size_t getChannel() const override { return DEFAULT_CHANNEL; }
   size_t getTokenIndex() const override { return index_; }
-  size_t getStartIndex() const override { return token_.start; }
-  size_t getStopIndex() const override { return token_.stop; }
+  size_t getStartIndex() const override { return token_->start; }
+  size_t getStopIndex() const override { return token_->stop; }
   // No source: nothing TSL's error strategies do makes a token (ANTLR's recovery would).
   antlr4::TokenSource* getTokenSource() const override { return nullptr; }
   antlr4::CharStream* getInputStream() const override { return nullptr; }
   std::string toString() const override { return getText(); }
 
  private:
-  ScannedToken token_;
+  const ScannedToken* token_;
   size_t index_;
 };
 
 class TokenList final : public antlr4::TokenStream {
  public:
-  // `text`'s tokens end with EOF; their texts must outlive the list.
+  // `text`'s tokens end with EOF; they and their texts must outlive the list.
   explicit TokenList(const TokenizedText& text);
 
   antlr4::Token* LT(ssize_t k) override {
@@ -47,7 +47,8 @@ class TokenList final : public antlr4::TokenStream {
     return &tokens_[std::min(p_ + static_cast<size_t>(k) - 1, tokens_.size() - 1)];
   }
   size_t LA(ssize_t i) override {
-    if (i > 0) return types_[std::min(p_ + static_cast<size_t>(i) - 1, types_.size() - 1)];
+    if (i > 0)
+      return tokens_[std::min(p_ + static_cast<size_t>(i) - 1, tokens_.size() - 1)].getType();
     antlr4::Token* t = LT(i);
     return t ? t->getType() : antlr4::Token::INVALID_TYPE;
   }
@@ -68,7 +69,6 @@ class TokenList final : public antlr4::TokenStream {
 
  private:
   std::vector<PassToken> tokens_;
-  std::vector<size_t> types_;  // tokens_[i].getType(), without the virtual call
   size_t p_ = 0;
 };
 
