@@ -11,6 +11,7 @@
 
 #include "frontend/ast.h"
 #include "ir/autodiff/differentiate.h"
+#include "ir/autodiff/transforms.h"
 #include "ir/ir.h"
 #include "runtime/function.h"
 
@@ -31,7 +32,7 @@ struct GlobalVar {
 };
 
 // Per parameter, the constant str or None a call passes, or nullopt (see Note
-// [Transforms of constant modes] in compilation_unit.cpp).
+// [Transforms of constant modes] in compile_transform.cpp).
 using ConstantArgs = std::vector<std::optional<IValue>>;
 
 // A `def`: its AST, signature and compiled versions.
@@ -48,23 +49,13 @@ struct FunctionDecl {
   std::vector<int> broadcast_lengths;
   TypePtr declared_return;  // null when inferred
 
-  // A function made by a transform (`grad(f, argnums=1)`) rather than by `def`.
-  struct Transform {
-    std::string kind;  // grad, value_and_grad, grad_and_value
+  // A function made by a transform (`grad(f, argnums=1)`) rather than by `def`: which
+  // transform, of which function.
+  struct Transform : autodiff::TransformSpec {
     std::shared_ptr<FunctionDecl> inner;
-    std::vector<size_t> argnums;
-    bool argnums_tuple = false;  // argnums given as a tuple: the gradients are a tuple
     // vjp: the declaration of the vjp_fn it returns (a closure over the forward's
     // captured values).
     std::shared_ptr<FunctionDecl> companion;
-    // vmap: the dim of each parameter it maps over (nullopt: None), where each result
-    // gets the batch dim (one entry for every result when out_dims is an int), and how
-    // they were written, for functorch's messages ("vmap(f, in_dims=(0, None), ...)").
-    std::vector<std::optional<int64_t>> in_dims = {};
-    bool in_dims_tuple = false;
-    std::vector<std::optional<int64_t>> out_dims = {};
-    bool out_dims_tuple = false;
-    std::string where = {};
   };
   std::optional<Transform> transform;
   // The static type of this function as a value (`g = grad(f)`); see FunctionSignature.
@@ -174,11 +165,11 @@ class CompilationUnit {
   std::shared_ptr<FunctionDecl> function_ptr(const FunctionDecl* decl);
   // `kind(inner, argnums)`: the same declaration for the same arguments, so that
   // `grad(f)` written twice is one function with one compiled version.
-  std::shared_ptr<FunctionDecl> make_transform(const std::string& kind,
+  std::shared_ptr<FunctionDecl> make_transform(autodiff::TransformKind kind,
                                                const std::shared_ptr<FunctionDecl>& inner,
                                                std::vector<size_t> argnums, bool argnums_tuple,
                                                const SourceRange& range);
-  // vmap(inner, in_dims, out_dims), described by `spec` (kind "vmap"): the same
+  // vmap(inner, in_dims, out_dims), described by `spec` (kind Vmap): the same
   // declaration for the same spec. Errors in in_dims point at `range`.
   std::shared_ptr<FunctionDecl> make_vmap(const std::shared_ptr<FunctionDecl>& inner,
                                           FunctionDecl::Transform spec, const SourceRange& range);
@@ -259,25 +250,18 @@ class CompilationUnit {
   void forget_from_import(const std::string& bind) {
     std::erase_if(from_imports_, [&](const FromImport& f) { return f.bind == bind; });
   }
+  // frontend/compile_transform.cpp: f compiled, inlined and specialized, then the
+  // transform's graph (Note [Transforms as graph functions] in ir/autodiff/transforms.h).
   const FunctionDecl::Compiled& compile_transform(FunctionDecl& decl, const SourceRange& use,
                                                   const ConstantArgs& constants);
-  std::shared_ptr<Graph> grad_graph(const Graph& forward, const FunctionDecl::Transform& t);
-  std::shared_ptr<Graph> vjp_graph(const Graph& forward, const FunctionDecl::Transform& t,
-                                   const SourceRange& use);
-  std::shared_ptr<Graph> jvp_graph(const Graph& forward, const FunctionDecl::Transform& t,
-                                   const SourceRange& use);
-  std::shared_ptr<Graph> hessian_graph(const Graph& forward, const FunctionDecl::Transform& t,
-                                       const SourceRange& use);
-  // frontend/transform_graphs.cpp: vmap, jacrev, jacfwd and hessian (jacfwd of jacrev).
-  std::shared_ptr<Graph> vmap_transform_graph(const Graph& forward,
-                                              const FunctionDecl::Transform& t,
-                                              const TypePtr& returns, const SourceRange& use);
-  std::shared_ptr<Graph> jacrev_graph(const Graph& forward, const FunctionDecl::Transform& t,
-                                      const SourceRange& use);
-  std::shared_ptr<Graph> jacfwd_graph(const Graph& forward, const FunctionDecl::Transform& t,
-                                      const SourceRange& use);
+  std::shared_ptr<Graph> transform_graph(const Graph& forward, const FunctionDecl::Transform& t,
+                                         const autodiff::TransformedFunction& f,
+                                         const ConstantArgs& constants);
+  autodiff::VjpClosure vjp_closure(FunctionDecl& vjp_fn, const std::shared_ptr<Graph>& backward,
+                                   const TypePtr& cotangent);
   std::shared_ptr<Graph> hessian_of(const Graph& forward, const FunctionDecl::Transform& t,
-                                    const SourceRange& use, const ConstantArgs& constants);
+                                    const autodiff::TransformedFunction& f,
+                                    const ConstantArgs& constants);
 
   std::map<std::string, GlobalVar> globals_;
   std::map<std::string, std::shared_ptr<FunctionDecl>> functions_;

@@ -12,6 +12,8 @@
 namespace tsl {
 namespace {
 
+using autodiff::TransformKind;
+
 // The ops reachable under one base name in one namespace, in table order. By
 // namespace, then name, so that a lookup copies no string (it runs for every call
 // and attribute the emitter meets).
@@ -74,10 +76,9 @@ bool is_python_builtin(const std::string& name) {
   return false;
 }
 
+// A function transform (`grad`, `vmap`, ...) or graph(f), which shows one.
 bool is_transform(const std::string& name) {
-  return name == "grad" || name == "vjp" || name == "jvp" || name == "hessian" ||
-         name == "value_and_grad" || name == "grad_and_value" || name == "graph" ||
-         name == "vmap" || name == "jacrev" || name == "jacfwd";
+  return name == "graph" || autodiff::transform_named(name).has_value();
 }
 
 }  // namespace
@@ -344,9 +345,11 @@ Sugared Emitter::emit_sugared(const ast::Expr& e) {
         (root == c.func.get() || unit_.find_import(qualified(ast::as<ast::Name>(*root).id)));
     if (module_path && !lookup_local(ast::as<ast::Name>(*root).id)) {
       Sugared callee = emit_sugared(*c.func);
-      if (callee.kind == Sugared::Kind::Builtin && is_transform(callee.name) &&
-          callee.name != "graph" && callee.name != "jvp" && callee.name != "vjp")
-        return emit_transform(callee.name, c);
+      // jvp(f, ...) and vjp(f, ...) are calls of f, not functions.
+      std::optional<TransformKind> kind;
+      if (callee.kind == Sugared::Kind::Builtin) kind = autodiff::transform_named(callee.name);
+      if (kind && *kind != TransformKind::Jvp && *kind != TransformKind::Vjp)
+        return emit_transform(*kind, c);
     }
   }
   return sugar_value(emit_expr(e));
@@ -413,31 +416,33 @@ FunctionDecl* Emitter::builtin_value(const Sugared& b, const SourceRange& range)
 
 // The function a transform's first argument names: a def, a transform result, or a
 // builtin (`grad(torch.sin)`).
-FunctionDecl* Emitter::transformed_function(const Sugared& fn, const std::string& kind,
+FunctionDecl* Emitter::transformed_function(const Sugared& fn, TransformKind kind,
                                             const ast::Expr& e) {
   if (fn.kind == Sugared::Kind::UserFunction) return fn.function;
   if (fn.kind == Sugared::Kind::Builtin) return builtin_value(fn, e.range);
   compile_error(
-      e.range, kind + "() transforms a function (a def, a transform or a builtin), not " +
+      e.range, std::string(autodiff::transform_name(kind)) +
+                   "() transforms a function (a def, a transform or a builtin), not " +
                    (fn.value ? "a value of type " + fn.value->type()->str() : "'" + fn.name + "'"));
 }
 
 // grad(f), grad(f, argnums), value_and_grad(f, argnums=(0, 1)), ...: a new function.
-Sugared Emitter::emit_transform(const std::string& kind, const ast::Call& c) {
-  if (kind == "jvp" || kind == "vjp") {
+Sugared Emitter::emit_transform(TransformKind kind, const ast::Call& c) {
+  const std::string name = autodiff::transform_name(kind);
+  if (kind == TransformKind::Jvp || kind == TransformKind::Vjp) {
     compile_error(c.func->range,
-                  kind + "(f, ...) is called with the primals; it is not a function");
+                  name + "(f, ...) is called with the primals; it is not a function");
   }
-  if (kind == "vmap") return emit_vmap(c);
-  if (c.args.empty()) compile_error(c.range, kind + "() needs a function to transform");
+  if (kind == TransformKind::Vmap) return emit_vmap(c);
+  if (c.args.empty()) compile_error(c.range, name + "() needs a function to transform");
   Sugared fn = emit_sugared(*c.args[0]);
   fn.function = transformed_function(fn, kind, *c.args[0]);
   const ast::Expr* argnums_expr = c.args.size() > 1 ? c.args[1].get() : nullptr;
   if (c.args.size() > 2)
-    compile_error(c.args[2]->range, kind + "() takes at most 2 positional arguments");
+    compile_error(c.args[2]->range, name + "() takes at most 2 positional arguments");
   for (const ast::Keyword& k : c.keywords) {
     if (k.name != "argnums") {
-      compile_error(k.range, kind + "() got an unexpected keyword argument '" + k.name + "'");
+      compile_error(k.range, name + "() got an unexpected keyword argument '" + k.name + "'");
     }
     argnums_expr = k.value.get();
   }
@@ -476,7 +481,7 @@ Value* Emitter::emit_jvp_call(const ast::Call& c) {
     compile_error(c.range, "jvp() takes a function, a tuple of primals and a tuple of tangents");
   }
   Sugared fn = emit_sugared(*c.args[0]);
-  fn.function = transformed_function(fn, "jvp", *c.args[0]);
+  fn.function = transformed_function(fn, TransformKind::Jvp, *c.args[0]);
   auto elements = [&](const ast::Expr& e, const char* what) {
     Value* v = emit_expr(e);
     if (v->type()->kind() != TypeKind::Tuple) {
@@ -503,7 +508,7 @@ Value* Emitter::emit_jvp_call(const ast::Call& c) {
   }
   std::vector<size_t> all;
   for (size_t i = 0; i < args.size(); ++i) all.push_back(i);
-  auto decl = unit_.make_transform("jvp", inner, all, true, c.range);
+  auto decl = unit_.make_transform(TransformKind::Jvp, inner, all, true, c.range);
   for (size_t i = 0; i < tangents.size(); ++i) tangents[i].name = inner->param_names[i] + "'";
   args.insert(args.end(), tangents.begin(), tangents.end());
   return emit_user_call(*decl, args, c.range);
@@ -515,7 +520,7 @@ Value* Emitter::emit_vjp_call(const ast::Call& c) {
     compile_error(c.range, "vjp() takes a function and its primals: vjp(f, x)");
   }
   Sugared fn = emit_sugared(*c.args[0]);
-  fn.function = transformed_function(fn, "vjp", *c.args[0]);
+  fn.function = transformed_function(fn, TransformKind::Vjp, *c.args[0]);
   std::shared_ptr<FunctionDecl> inner = unit_.function_ptr(fn.function);
   TSL_INTERNAL_ASSERT(inner != nullptr, "vjp of an unknown function");
   std::vector<CallArg> args;
@@ -529,7 +534,7 @@ Value* Emitter::emit_vjp_call(const ast::Call& c) {
   }
   std::vector<size_t> all;
   for (size_t i = 0; i < args.size(); ++i) all.push_back(i);
-  auto decl = unit_.make_transform("vjp", inner, all, true, c.range);
+  auto decl = unit_.make_transform(TransformKind::Vjp, inner, all, true, c.range);
   return emit_user_call(*decl, args, c.range);
 }
 
@@ -571,7 +576,7 @@ Value* Emitter::emit_graph_of(const ast::Call& c) {
   // (Note [The specialized gradient view]). The arguments are evaluated as the
   // statement compiles, which at top level is just before it runs.
   const FunctionDecl::Transform* t = fn.function->transform ? &*fn.function->transform : nullptr;
-  if (!t || t->kind != "grad") {
+  if (!t || t->kind != TransformKind::Grad) {
     compile_error(c.args[0]->range,
                   "graph(F, args...) shows the gradient of f at these arguments: F must be "
                   "grad(f)");
@@ -1254,7 +1259,7 @@ Value* Emitter::emit_sugared_call(const Sugared& callee, const ast::Call& c) {
     return emit_transform_call(callee.name, c);
   switch (callee.kind) {
     case Sugared::Kind::UserFunction:
-      if (callee.function->transform && callee.function->transform->kind == "vjp_fn") {
+      if (callee.function->transform && callee.function->transform->kind == TransformKind::VjpFn) {
         return emit_closure_call(callee, emit_call_args(c), c.range);
       }
       return emit_user_call(*callee.function, emit_call_args(c), c.range);
@@ -1272,14 +1277,16 @@ Value* Emitter::emit_sugared_call(const Sugared& callee, const ast::Call& c) {
 
 Value* Emitter::emit_transform_call(const std::string& name, const ast::Call& c) {
   if (name == "graph") return emit_graph_of(c);
-  if (name == "jvp") return emit_jvp_call(c);
-  if (name == "vjp") return emit_vjp_call(c);
-  return as_value(emit_transform(name, c), c.range);
+  TransformKind kind = *autodiff::transform_named(name);
+  if (kind == TransformKind::Jvp) return emit_jvp_call(c);
+  if (kind == TransformKind::Vjp) return emit_vjp_call(c);
+  return as_value(emit_transform(kind, c), c.range);
 }
 
 Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& args,
                                const SourceRange& range) {
-  if (decl.transform && decl.transform->kind == "vmap") check_vmap_call(decl, args, range);
+  if (decl.transform && decl.transform->kind == TransformKind::Vmap)
+    check_vmap_call(decl, args, range);
   size_t n = decl.param_names.size();
   std::vector<Value*> inputs(n, nullptr);
   std::vector<SourceRange> ranges(n);
@@ -1346,7 +1353,7 @@ Value* Emitter::emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& a
     inputs[i] = convert_to(v, decl.param_types[i], range, "default");
   }
   // A transform is specialized for the constant str and None arguments it is called with (Note
-  // [Transforms of constant modes] in compilation_unit.cpp).
+  // [Transforms of constant modes] in compile_transform.cpp).
   ConstantArgs constants;
   if (decl.transform) {
     constants.resize(n);

@@ -94,7 +94,7 @@ Sugared Emitter::emit_vmap(const ast::Call& c) {
                                         (fn.value ? "a value of type " + fn.value->type()->str()
                                                   : "'" + fn.name + "'"));
   }
-  if (fn.function->transform && fn.function->transform->kind == "vjp_fn") {
+  if (fn.function->transform && fn.function->transform->kind == autodiff::TransformKind::VjpFn) {
     compile_error(c.args[0]->range,
                   "vmap of a vjp_fn value is not supported yet: use jacrev(f) for a Jacobian, "
                   "or vmap a function that calls vjp and its vjp_fn");
@@ -123,7 +123,7 @@ Sugared Emitter::emit_vmap(const ast::Call& c) {
   Dims in = in_expr ? parse_dims(*in_expr, "in_dims") : Dims{{0}, false, "0"};
   Dims out = out_expr ? parse_dims(*out_expr, "out_dims") : Dims{{0}, false, "0"};
   FunctionDecl::Transform spec;
-  spec.kind = "vmap";
+  spec.kind = autodiff::TransformKind::Vmap;
   spec.inner = inner;
   spec.where = "vmap(" + inner->name + ", in_dims=" + in.text + ", ...)";
   const SourceRange& at = in_expr ? in_expr->range : c.range;

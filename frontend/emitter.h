@@ -200,7 +200,7 @@ class Emitter {
   Value* emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& args,
                         const SourceRange& range);
   Value* emit_builtin_call(const Sugared& callee, std::vector<CallArg> args, const ast::Call& c);
-  Sugared emit_transform(const std::string& kind, const ast::Call& c);
+  Sugared emit_transform(autodiff::TransformKind kind, const ast::Call& c);
   // A call of a transform by name (`grad(f)`, `functorch.vjp(f, x)`, `graph(f)`).
   Value* emit_transform_call(const std::string& name, const ast::Call& c);
   // frontend/emit_vmap.cpp: vmap(f, in_dims, out_dims), and functorch's checks of the
@@ -227,7 +227,7 @@ class Emitter {
   Value* emit_tensor_index(Value* t, const ast::Subscript& s);
   Sugared sugar_value(Value* v);
   FunctionDecl* builtin_value(const Sugared& b, const SourceRange& range);
-  FunctionDecl* transformed_function(const Sugared& fn, const std::string& kind,
+  FunctionDecl* transformed_function(const Sugared& fn, autodiff::TransformKind kind,
                                      const ast::Expr& e);
   Value* emit_listcomp(const ast::ListComp& c);
   Value* emit_dictcomp(const ast::DictComp& c);

@@ -450,7 +450,8 @@ void show_doc(CompilationUnit& unit, const std::string& name, std::ostream& out,
       std::string argnums;
       for (size_t i : decl->transform->argnums)
         argnums += (argnums.empty() ? "" : ", ") + std::to_string(i);
-      out << name << " = " << decl->name << ": a transform (" << decl->transform->kind << ") of "
+      out << name << " = " << decl->name << ": a transform ("
+          << autodiff::transform_name(decl->transform->kind) << ") of "
           << decl->transform->inner->name
           << (argnums.empty() ? "" : " for argnums (" + argnums + ")") << "\n";
       decl = decl->transform->inner.get();

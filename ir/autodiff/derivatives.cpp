@@ -66,7 +66,7 @@ std::string constant_mode(const RuleContext& c, size_t i, std::string_view what)
   const IValue* k = c.constant_input(i);
   if (!k || !k->is_str()) {
     // A str parameter of a transformed function is a constant when the call passes a
-    // literal (Note [Transforms of constant modes] in frontend/compilation_unit.cpp).
+    // literal (Note [Transforms of constant modes] in frontend/compile_transform.cpp).
     std::string w(what);
     compile_error(c.node()->range(), "no gradient for " +
                                          std::string(c.node()->info().base_name()) + " with a " +
