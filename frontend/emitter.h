@@ -96,6 +96,15 @@ std::vector<std::string> dict_method_names();
 // N for a `BroadcastingListN[T]` annotation (N = 1, 2 or 3), else 0.
 int broadcasting_list_length(const ast::Expr& annotation);
 
+// The ops of the table reachable under one base name in one namespace (opflags::METHOD,
+// GLOBAL, TORCH, NNF, MATH; 0: every namespace), in table order.
+const std::vector<OpId>& ops_named(const std::string& base, uint32_t flag);
+// The base name of the rows of a Python builtin: the conversions float, int and bool are
+// the Float, Int and Bool rows; other names are their own.
+std::string builtin_op_name(const std::string& name);
+// A function transform (`grad`, `vmap`, ...) or graph(f), which shows one.
+bool is_transform(const std::string& name);
+
 // Something a name or attribute can stand for.
 struct Sugared {
   enum class Kind { Value, Module, UserFunction, Builtin, TypingName };
@@ -128,7 +137,7 @@ class Emitter {
   // their types (Note [Top-level assignments survive errors] in runtime/kernels/output.h).
   const std::vector<std::pair<std::string, TypePtr>>& published() const { return published_; }
 
-  // ---- Expressions (emit_expr.cpp)
+  // ---- Expressions (emit_expr.cpp and the other emit_*.cpp)
   Value* emit_expr(const ast::Expr& e, const TypePtr& hint = nullptr);
 
  private:
@@ -192,51 +201,70 @@ class Emitter {
   Value* global_input(const std::string& name, const SourceRange& range);
   [[noreturn]] void undefined_name(const std::string& name, const SourceRange& range);
 
-  // ---- Expressions (emit_expr.cpp)
+  // ---- Names and attributes (emit_names.cpp)
   Sugared emit_sugared(const ast::Expr& e);
   Sugared sugared_attribute(const Sugared& base, const ast::Attribute& a);
+  Sugared sugar_value(Value* v);
   Value* as_value(const Sugared& s, const SourceRange& range);
+
+  // ---- Calls (emit_call.cpp)
   Value* emit_call(const ast::Call& c);
+  std::vector<CallArg> emit_call_args(const ast::Call& c);
   Value* emit_user_call(FunctionDecl& decl, const std::vector<CallArg>& args,
                         const SourceRange& range);
   Value* emit_builtin_call(const Sugared& callee, std::vector<CallArg> args, const ast::Call& c);
+  Value* emit_ops(const std::vector<OpId>& candidates, const std::vector<CallArg>& args,
+                  const SourceRange& range, const std::string& display);
+  FunctionDecl* builtin_value(const Sugared& b, const SourceRange& range);
+
+  // ---- Transforms as written (emit_transform.cpp)
   Sugared emit_transform(autodiff::TransformKind kind, const ast::Call& c);
   // A call of a transform by name (`grad(f)`, `functorch.vjp(f, x)`, `graph(f)`).
   Value* emit_transform_call(const std::string& name, const ast::Call& c);
-  // frontend/emit_vmap.cpp: vmap(f, in_dims, out_dims), and functorch's checks of the
-  // arguments a vmapped function is called with.
-  Sugared emit_vmap(const ast::Call& c);
-  void check_vmap_call(const FunctionDecl& decl, const std::vector<CallArg>& args,
-                       const SourceRange& range);
   Value* emit_graph_of(const ast::Call& c);
   Value* emit_jvp_call(const ast::Call& c);
   Value* emit_vjp_call(const ast::Call& c);
   Value* emit_closure_call(const Sugared& callee, const std::vector<CallArg>& args,
                            const SourceRange& range);
+  FunctionDecl* transformed_function(const Sugared& fn, autodiff::TransformKind kind,
+                                     const ast::Expr& e);
+  // emit_vmap.cpp: vmap(f, in_dims, out_dims), and functorch's checks of the arguments
+  // a vmapped function is called with.
+  Sugared emit_vmap(const ast::Call& c);
+  void check_vmap_call(const FunctionDecl& decl, const std::vector<CallArg>& args,
+                       const SourceRange& range);
+
+  // ---- Members (emit_members.cpp)
+  Value* emit_attribute_value(Value* v, const ast::Attribute& a);
   Value* emit_method_call(Value* self, const std::string& name, std::vector<CallArg> args,
                           const ast::Call& c);
-  Value* emit_ops(const std::vector<OpId>& candidates, const std::vector<CallArg>& args,
-                  const SourceRange& range, const std::string& display);
+
+  // ---- Operators (emit_operators.cpp)
   Value* emit_binary(ast::BinOp op, Value* lhs, Value* rhs, const SourceRange& range);
   Value* emit_compare(const ast::Compare& c);
   Value* emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const SourceRange& range);
   Value* emit_unary(const ast::Unary& u);
   Value* emit_boolop(const ast::BoolOp& b);
   Value* emit_ifexp(const ast::IfExp& e);
+
+  // ---- Subscripts (emit_subscript.cpp) and comprehensions (emit_comprehension.cpp)
   Value* emit_subscript(const ast::Subscript& s);
   Value* emit_tensor_index(Value* t, const ast::Subscript& s);
-  Sugared sugar_value(Value* v);
-  FunctionDecl* builtin_value(const Sugared& b, const SourceRange& range);
-  FunctionDecl* transformed_function(const Sugared& fn, autodiff::TransformKind kind,
-                                     const ast::Expr& e);
   Value* emit_listcomp(const ast::ListComp& c);
   Value* emit_dictcomp(const ast::DictComp& c);
   void emit_comprehension_loop(const ast::Expr& target, const ast::Expr& iter,
                                const ast::Expr* cond, const SourceRange& range,
                                const std::function<void()>& each);
   void bind_comprehension_target(const ast::Expr& target, Value* item, Scope& scope);
+
+  // ---- Literals and conversions (emit_expr.cpp)
   Value* emit_fstring(const ast::FString& f);
   Value* emit_list(const ast::ListExpr& l, const TypePtr& hint);
+  Value* to_bool(Value* v, const SourceRange& range, const char* what);
+  Value* constant(IValue v, TypePtr t, const SourceRange& range);
+  Value* none(const SourceRange& range) { return constant(IValue(), Type::none(), range); }
+  Value* convert_to(Value* v, const TypePtr& target, const SourceRange& range,
+                    const std::string& what);
 
   // ---- Dicts (emit_dict.cpp; Note [Dicts] in runtime/kernels/dict_ops.cpp)
   Value* emit_dict(const ast::DictExpr& d, const TypePtr& hint);
@@ -265,14 +293,7 @@ class Emitter {
   std::optional<DictIteration> dict_iteration(Value* seq, const SourceRange& range);
   Value* dict_iteration_item(const DictIteration& it, Value* index, const SourceRange& range);
   void check_dict_size(const DictIteration& it, const SourceRange& range);
-  Value* emit_attribute_value(Value* v, const ast::Attribute& a);
-  Value* to_bool(Value* v, const SourceRange& range, const char* what);
-  Value* constant(IValue v, TypePtr t, const SourceRange& range);
   void publish(const std::string& name, Value* v, const SourceRange& range);
-  Value* none(const SourceRange& range) { return constant(IValue(), Type::none(), range); }
-  std::vector<CallArg> emit_call_args(const ast::Call& c);
-  Value* convert_to(Value* v, const TypePtr& target, const SourceRange& range,
-                    const std::string& what);
 
  public:
   // Types written in annotations: int, List[int], Optional[Tensor], torch.Tensor.
