@@ -25,7 +25,10 @@ std::vector<CallArg> Emitter::emit_call_args(const ast::Call& c) {
 
 Value* Emitter::emit_ops(const std::vector<OpId>& candidates, const std::vector<CallArg>& args,
                          const SourceRange& range, const std::string& display) {
-  MatchedOp m = match_and_emit(graph_, candidates, args, range, display);
+  return emit_matched(match_and_emit(graph_, candidates, args, range, display), range);
+}
+
+Value* Emitter::emit_matched(const MatchedOp& m, const SourceRange& range) {
   Node* n = graph_.insert(graph_.create(m.op, m.inputs, m.result_types.size()));
   n->set_range(range);
   for (size_t i = 0; i < m.result_types.size(); ++i) n->output(i)->set_type(m.result_types[i]);

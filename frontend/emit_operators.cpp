@@ -1,34 +1,214 @@
 // Python's operators in the emitter: unary, binary and comparison operators, chained
-// comparisons, `and`/`or` and conditional expressions.
+// comparisons, `and`/`or` and conditional expressions. See Note [Operators are
+// overloads].
+#include <algorithm>
+#include <array>
 #include <functional>
 
 #include "frontend/emitter.h"
 
 namespace tsl {
+namespace {
+
+// Note [Operators are overloads]
+// An operator is the op of the table under its base name: `a + b` is the first overload
+// of `add` in table order (add.str, add.int, add.float, add.t, then the Tensor add) that
+// accepts (a, b), chosen by the schema matching of calls with an operator's conversions
+// (match_operator in schema_matching.h): an int where a float is expected (`1 + 2.5` is
+// add.float of float(1)), a number beside a Tensor (NUMS rows). So a new overload row
+// (add.complex) needs no change here. `%` is both mod (str's printf-style formatting)
+// and remainder; `x += y` on a tensor is the in-place row of the op (add_) where the
+// table has one, else the op out of place copied back into x.
+// Python's rules that no schema states are applied around the matching:
+//  * bool is an int: where no overload takes bools as they are (`True == False` is
+//    eq.bool), bool operands compute as ints (`True + True` is add.int, `True < 2.5`
+//    lt.float of float(int(True)));
+//  * `int ** int` is an int, but a negative constant exponent (`2 ** -2`) makes it a
+//    float as in Python: the exponent's sign, not its type, decides, so it must be known;
+//  * beside a Tensor, an arithmetic operand is a Tensor or a number (`x + "a"` and
+//    `"%s" % x` are errors), and a read of `x.grad` there is the tensor (None is a
+//    runtime error); a unary operator's operand is a Tensor or a number.
+// Kept explicit, as their rows cannot say what they take: `is` (decided by the types
+// where they tell, as TorchScript does; is(Any, Any) otherwise), `in` (contains.seq takes
+// Any), == of lists and tuples (eq.seq takes Any, and so would accept `1 == "a"`) and of
+// dicts (emit_dict_equal's checks), and `+x`, which is no op. Errors keep Python's
+// wording ("unsupported operand types for +: int and str").
+
+// The base names of the ops a binary operator is, in table order.
+std::vector<std::string> binary_op_names(ast::BinOp op) {
+  switch (op) {
+    case ast::BinOp::Add:
+      return {"add"};
+    case ast::BinOp::Sub:
+      return {"sub"};
+    case ast::BinOp::Mul:
+      return {"mul"};
+    case ast::BinOp::Div:
+      return {"div"};
+    case ast::BinOp::FloorDiv:
+      return {"floor_divide"};
+    case ast::BinOp::Mod:
+      return {"mod", "remainder"};  // a str's printf-style formatting; numbers' remainder
+    case ast::BinOp::Pow:
+      return {"pow"};
+    case ast::BinOp::MatMul:
+      return {"matmul"};
+    case ast::BinOp::BitAnd:
+      return {"bitwise_and"};
+    case ast::BinOp::BitOr:
+      return {"bitwise_or"};
+    case ast::BinOp::BitXor:
+      return {"bitwise_xor"};
+    case ast::BinOp::LShift:
+    case ast::BinOp::RShift:
+      return {};  // TSL has no shift ops
+  }
+  return {};
+}
+
+const char* compare_op_name(ast::CmpOp op) {
+  switch (op) {
+    case ast::CmpOp::Eq:
+      return "eq";
+    case ast::CmpOp::Ne:
+      return "ne";
+    case ast::CmpOp::Lt:
+      return "lt";
+    case ast::CmpOp::Le:
+      return "le";
+    case ast::CmpOp::Gt:
+      return "gt";
+    case ast::CmpOp::Ge:
+      return "ge";
+    default:
+      return "";  // is, in: not overloads (emit_compare_pair)
+  }
+}
+
+const char* unary_op_name(ast::UnaryOp op) {
+  switch (op) {
+    case ast::UnaryOp::Neg:
+      return "neg";
+    case ast::UnaryOp::Invert:
+      return "bitwise_not";
+    case ast::UnaryOp::Not:
+      return "not";
+    case ast::UnaryOp::Pos:
+      return "";  // no op
+  }
+  return "";
+}
+
+// A row whose operands are all Any accepts any operands: an operator cannot choose it by
+// its schema (eq.seq is == of lists and tuples only, chosen explicitly).
+bool takes_any_operands(OpId op) {
+  const FunctionSchema& s = schema_of(op);
+  return std::all_of(s.arguments.begin(), s.arguments.end(),
+                     [](const Argument& a) { return a.type->kind() == TypeKind::Any; });
+}
+
+// The overloads an operator may be, in table order: the rows under its base names (the
+// in-place rows `add_` when `suffix` is "_").
+std::vector<OpId> overloads_named(const std::vector<std::string>& names, const char* suffix = "") {
+  std::vector<OpId> out;
+  for (const std::string& name : names) {
+    for (OpId op : ops_named(name + suffix, 0)) {
+      if (!takes_any_operands(op)) out.push_back(op);
+    }
+  }
+  return out;
+}
+
+// The overloads of each value of an operator enum, made once (operators are emitted
+// often: compile latency, issue 6).
+template <typename Op, size_t N>
+class OverloadTable {
+ public:
+  explicit OverloadTable(std::vector<OpId> (*make)(Op)) {
+    for (size_t i = 0; i < N; ++i) table_[i] = make(static_cast<Op>(i));
+  }
+  const std::vector<OpId>& operator[](Op op) const { return table_.at(static_cast<size_t>(op)); }
+
+ private:
+  std::array<std::vector<OpId>, N> table_;
+};
+
+constexpr size_t kBinOps = static_cast<size_t>(ast::BinOp::RShift) + 1;
+constexpr size_t kCmpOps = static_cast<size_t>(ast::CmpOp::NotIn) + 1;
+constexpr size_t kUnaryOps = static_cast<size_t>(ast::UnaryOp::Not) + 1;
+
+const std::vector<OpId>& binary_overloads(ast::BinOp op) {
+  static const OverloadTable<ast::BinOp, kBinOps> table(
+      [](ast::BinOp o) { return overloads_named(binary_op_names(o)); });
+  return table[op];
+}
+
+const std::vector<OpId>& compare_overloads(ast::CmpOp op) {
+  static const OverloadTable<ast::CmpOp, kCmpOps> table(
+      [](ast::CmpOp o) { return overloads_named({compare_op_name(o)}); });
+  return table[op];
+}
+
+const std::vector<OpId>& unary_overloads(ast::UnaryOp op) {
+  static const OverloadTable<ast::UnaryOp, kUnaryOps> table(
+      [](ast::UnaryOp o) { return overloads_named({unary_op_name(o)}); });
+  return table[op];
+}
+
+// `int ** int` with a negative constant exponent (`2 ** -2`, folded or not): a float.
+bool negative_int_power(const Value* base, const Value* exponent) {
+  TypeKind bk = base->type()->kind();
+  if ((bk != TypeKind::Int && bk != TypeKind::Bool) || exponent->type()->kind() != TypeKind::Int)
+    return false;
+  const Node* n = exponent->node();
+  if (n->op() == OpId::Constant) return n->attr("value").is_int() && n->attr("value").to_int() < 0;
+  return n->op() == OpId::neg_int && n->input(0)->node()->op() == OpId::Constant &&
+         n->input(0)->node()->attr("value").to_int() > 0;
+}
+
+bool is_tensor_or_number(const TypePtr& t) { return t->is_tensor() || t->is_number(); }
+
+}  // namespace
+
+const std::vector<OpId>& inplace_overloads(ast::BinOp op) {
+  static const OverloadTable<ast::BinOp, kBinOps> table(
+      [](ast::BinOp o) { return overloads_named(binary_op_names(o), "_"); });
+  return table[op];
+}
+
+Value* Emitter::emit_operator(const std::vector<OpId>& overloads, std::vector<Value*> operands,
+                              const SourceRange& range) {
+  auto match = [&] {
+    std::vector<CallArg> args;
+    for (Value* v : operands) args.push_back({range, "", v});
+    return match_operator(graph_, overloads, args, range);
+  };
+  std::optional<MatchedOp> m = match();
+  auto is_number = [](const Value* v) { return v->type()->is_number(); };
+  auto is_bool = [](const Value* v) { return v->type()->kind() == TypeKind::Bool; };
+  if (!m && std::all_of(operands.begin(), operands.end(), is_number) &&
+      std::any_of(operands.begin(), operands.end(), is_bool)) {
+    // Python's bool is an int (Note [Operators are overloads]).
+    for (Value*& v : operands) {
+      if (is_bool(v)) v = graph_.insert_op(OpId::Int_bool, {v}, Type::int_(), range);
+    }
+    m = match();
+  }
+  return m ? emit_matched(*m, range) : nullptr;
+}
 
 Value* Emitter::emit_unary(const ast::Unary& u) {
   Value* v = emit_expr(*u.operand);
   TypeKind k = v->type()->kind();
-  switch (u.op) {
-    case ast::UnaryOp::Pos:
-      if (k == TypeKind::Tensor || k == TypeKind::Int || k == TypeKind::Float) return v;
-      break;
-    case ast::UnaryOp::Neg:
-      if (k == TypeKind::Tensor) return graph_.insert_op(OpId::neg, {v}, Type::tensor(), u.range);
-      if (k == TypeKind::Bool)
-        v = graph_.insert_op(OpId::Int_bool, {v}, Type::int_(), u.range), k = TypeKind::Int;
-      if (k == TypeKind::Int) return graph_.insert_op(OpId::neg_int, {v}, Type::int_(), u.range);
-      if (k == TypeKind::Float)
-        return graph_.insert_op(OpId::neg_float, {v}, Type::float_(), u.range);
-      break;
-    case ast::UnaryOp::Invert:
-      if (k == TypeKind::Tensor)
-        return graph_.insert_op(OpId::bitwise_not, {v}, Type::tensor(), u.range);
-      break;
-    case ast::UnaryOp::Not:
-      return graph_.insert_op(OpId::not_bool,
-                              {to_bool(v, u.operand->range, "the operand of 'not'")}, Type::bool_(),
-                              u.range);
+  if (u.op == ast::UnaryOp::Pos) {
+    if (k == TypeKind::Tensor || k == TypeKind::Int || k == TypeKind::Float) return v;
+  } else {
+    // `not x` negates the truth of x (a dict's emptiness, a one-element tensor's value).
+    Value* operand =
+        u.op == ast::UnaryOp::Not ? to_bool(v, u.operand->range, "the operand of 'not'") : v;
+    if (is_tensor_or_number(operand->type())) {
+      if (Value* r = emit_operator(unary_overloads(u.op), {operand}, u.range)) return r;
+    }
   }
   const char* sym = u.op == ast::UnaryOp::Neg ? "-" : u.op == ast::UnaryOp::Pos ? "+" : "~";
   compile_error(u.range,
@@ -43,112 +223,19 @@ Value* Emitter::emit_binary(ast::BinOp op, Value* lhs, Value* rhs, const SourceR
     compile_error(range, std::string("unsupported operand types for ") + ast::binop_symbol(op) +
                              ": " + lt->str() + " and " + rt->str());
   };
-  bool tensors = lt->is_tensor() || rt->is_tensor();
-  if (tensors) {
-    if (!(lt->is_tensor() || lt->is_number()) || !(rt->is_tensor() || rt->is_number()))
-      return fail();
-    OpId id;
-    switch (op) {
-      case ast::BinOp::Add:
-        id = OpId::add;
-        break;
-      case ast::BinOp::Sub:
-        id = OpId::sub;
-        break;
-      case ast::BinOp::Mul:
-        id = OpId::mul;
-        break;
-      case ast::BinOp::Div:
-        id = OpId::div;
-        break;
-      case ast::BinOp::FloorDiv:
-        id = OpId::floor_divide;
-        break;
-      case ast::BinOp::Mod:
-        id = OpId::remainder;
-        break;
-      case ast::BinOp::Pow:
-        id = OpId::pow;
-        break;
-      case ast::BinOp::MatMul:
-        if (!lt->is_tensor() || !rt->is_tensor()) return fail();
-        id = OpId::matmul;
-        break;
-      case ast::BinOp::BitAnd:
-        id = OpId::bitwise_and;
-        break;
-      case ast::BinOp::BitOr:
-        id = OpId::bitwise_or;
-        break;
-      case ast::BinOp::BitXor:
-        id = OpId::bitwise_xor;
-        break;
-      default:
-        return fail();
-    }
-    return emit_ops({id}, {{range, "", lhs}, {range, "", rhs}}, range, ast::binop_symbol(op));
+  if ((lt->is_tensor() || rt->is_tensor()) && !(is_tensor_or_number(lt) && is_tensor_or_number(rt)))
+    return fail();
+  if (op == ast::BinOp::Pow && negative_int_power(lhs, rhs)) {
+    auto to_float = [&](Value* v) {
+      if (v->type()->kind() == TypeKind::Bool)
+        v = graph_.insert_op(OpId::Int_bool, {v}, Type::int_(), range);
+      return graph_.insert_op(OpId::Float_int, {v}, Type::float_(), range);
+    };
+    lhs = to_float(lhs);
+    rhs = to_float(rhs);
   }
-  TypeKind lk = lt->kind(), rk = rt->kind();
-  if (lk == TypeKind::Str && rk == TypeKind::Str && op == ast::BinOp::Add) {
-    return graph_.insert_op(OpId::add_str, {lhs, rhs}, Type::str_(), range);
-  }
-  if (lk == TypeKind::Str && op == ast::BinOp::Mod) {
-    return graph_.insert_op(OpId::mod_str, {lhs, rhs}, Type::str_(), range);
-  }
-  if (lk == TypeKind::List && rk == TypeKind::List && op == ast::BinOp::Add) {
-    if (!lt->element()->equals(*rt->element())) return fail();
-    return graph_.insert_op(OpId::add_list, {lhs, rhs}, lt, range);
-  }
-  if (!lt->is_number() || !rt->is_number()) return fail();
-  // Python numbers: bool acts as int; int with float computes in float.
-  if (lk == TypeKind::Bool)
-    lhs = graph_.insert_op(OpId::Int_bool, {lhs}, Type::int_(), range), lk = TypeKind::Int;
-  if (rk == TypeKind::Bool)
-    rhs = graph_.insert_op(OpId::Int_bool, {rhs}, Type::int_(), range), rk = TypeKind::Int;
-  // int ** int is an int, but a negative constant exponent (`2 ** -2`) makes it a
-  // float as in Python (the exponent's sign decides the type, so it must be known).
-  auto negative_constant = [](const Value* v) {
-    const Node* n = v->node();
-    if (n->op() == OpId::Constant)
-      return n->attr("value").is_int() && n->attr("value").to_int() < 0;
-    return n->op() == OpId::neg_int && n->input(0)->node()->op() == OpId::Constant &&
-           n->input(0)->node()->attr("value").to_int() > 0;
-  };
-  bool float_power =
-      op == ast::BinOp::Pow && lk == TypeKind::Int && rk == TypeKind::Int && negative_constant(rhs);
-  bool as_float =
-      lk == TypeKind::Float || rk == TypeKind::Float || op == ast::BinOp::Div || float_power;
-  if (as_float) {
-    if (lk == TypeKind::Int) lhs = graph_.insert_op(OpId::Float_int, {lhs}, Type::float_(), range);
-    if (rk == TypeKind::Int) rhs = graph_.insert_op(OpId::Float_int, {rhs}, Type::float_(), range);
-  }
-  OpId id;
-  switch (op) {
-    case ast::BinOp::Add:
-      id = as_float ? OpId::add_float : OpId::add_int;
-      break;
-    case ast::BinOp::Sub:
-      id = as_float ? OpId::sub_float : OpId::sub_int;
-      break;
-    case ast::BinOp::Mul:
-      id = as_float ? OpId::mul_float : OpId::mul_int;
-      break;
-    case ast::BinOp::Div:
-      id = OpId::div_float;
-      break;
-    case ast::BinOp::FloorDiv:
-      id = as_float ? OpId::floor_divide_float : OpId::floor_divide_int;
-      break;
-    case ast::BinOp::Mod:
-      id = as_float ? OpId::remainder_float : OpId::remainder_int;
-      break;
-    case ast::BinOp::Pow:
-      id = as_float ? OpId::pow_float : OpId::pow_int;
-      break;
-    default:
-      return fail();
-  }
-  return graph_.insert_op(id, {lhs, rhs}, as_float ? Type::float_() : Type::int_(), range);
+  Value* result = emit_operator(binary_overloads(op), {lhs, rhs}, range);
+  return result ? result : fail();
 }
 
 Value* Emitter::emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const SourceRange& range) {
@@ -184,74 +271,34 @@ Value* Emitter::emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const S
     if (op == ast::CmpOp::In) return found;
     return graph_.insert_op(OpId::not_bool, {found}, Type::bool_(), range);
   }
-  const char* base = nullptr;
-  switch (op) {
-    case ast::CmpOp::Eq:
-      base = "eq";
-      break;
-    case ast::CmpOp::Ne:
-      base = "ne";
-      break;
-    case ast::CmpOp::Lt:
-      base = "lt";
-      break;
-    case ast::CmpOp::Le:
-      base = "le";
-      break;
-    case ast::CmpOp::Gt:
-      base = "gt";
-      break;
-    case ast::CmpOp::Ge:
-      base = "ge";
-      break;
-    default:
-      break;
-  }
-  if (lt->is_tensor() || rt->is_tensor()) {
-    OpId id = *find_op(base);
-    return emit_ops({id}, {{range, "", lhs}, {range, "", rhs}}, range, ast::cmpop_symbol(op));
-  }
-  bool eq_ne = op == ast::CmpOp::Eq || op == ast::CmpOp::Ne;
-  auto unsupported = [&]() -> Value* {
-    compile_error(range, std::string("'") + ast::cmpop_symbol(op) + "' is not supported between " +
-                             lt->str() + " and " + rt->str());
-  };
   TypeKind lk = lt->kind(), rk = rt->kind();
-  if (lk == TypeKind::Str && rk == TypeKind::Str && eq_ne) {
-    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_str : OpId::ne_str, {lhs, rhs},
-                            Type::bool_(), range);
+  bool tensors = lt->is_tensor() || rt->is_tensor();
+  if (!tensors && (op == ast::CmpOp::Eq || op == ast::CmpOp::Ne)) {
+    // == of dicts and of lists and tuples are not chosen by their schemas (Note
+    // [Operators are overloads]).
+    bool negate = op == ast::CmpOp::Ne;
+    if (lk == TypeKind::Dict) return emit_dict_equal(lhs, rhs, negate, range);
+    bool l_seq = lk == TypeKind::List || lk == TypeKind::Tuple;
+    bool r_seq = rk == TypeKind::List || rk == TypeKind::Tuple;
+    if (l_seq && r_seq) {
+      return graph_.insert_op(negate ? OpId::ne_seq : OpId::eq_seq, {lhs, rhs}, Type::bool_(),
+                              range);
+    }
   }
-  if (lk == TypeKind::DType && rk == TypeKind::DType && eq_ne) {
-    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_dtype : OpId::ne_dtype, {lhs, rhs},
-                            Type::bool_(), range);
+  const std::vector<OpId>& overloads = compare_overloads(op);
+  if (Value* result = emit_operator(overloads, {lhs, rhs}, range)) return result;
+  if (tensors) {
+    // The Tensor overload's reason: "==() argument 'other' must be Tensor, not str".
+    std::vector<OpId> tensor_rows;
+    for (OpId o : overloads) {
+      const FunctionSchema& s = schema_of(o);
+      if (!s.arguments.empty() && s.arguments[0].type->is_tensor()) tensor_rows.push_back(o);
+    }
+    no_overload_error(tensor_rows, {{range, "", lhs}, {range, "", rhs}}, range,
+                      ast::cmpop_symbol(op));
   }
-  if (lk == TypeKind::Device && rk == TypeKind::Device && eq_ne) {
-    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_device : OpId::ne_device, {lhs, rhs},
-                            Type::bool_(), range);
-  }
-  if (lk == TypeKind::Dict && eq_ne) return emit_dict_equal(lhs, rhs, op == ast::CmpOp::Ne, range);
-  bool l_seq = lk == TypeKind::List || lk == TypeKind::Tuple;
-  bool r_seq = rk == TypeKind::List || rk == TypeKind::Tuple;
-  if (l_seq && r_seq && eq_ne) {
-    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_seq : OpId::ne_seq, {lhs, rhs},
-                            Type::bool_(), range);
-  }
-  if (lk == TypeKind::Bool && rk == TypeKind::Bool && eq_ne) {
-    return graph_.insert_op(op == ast::CmpOp::Eq ? OpId::eq_bool : OpId::ne_bool, {lhs, rhs},
-                            Type::bool_(), range);
-  }
-  if (!lt->is_number() || !rt->is_number()) return unsupported();
-  if (lk == TypeKind::Bool)
-    lhs = graph_.insert_op(OpId::Int_bool, {lhs}, Type::int_(), range), lk = TypeKind::Int;
-  if (rk == TypeKind::Bool)
-    rhs = graph_.insert_op(OpId::Int_bool, {rhs}, Type::int_(), range), rk = TypeKind::Int;
-  bool as_float = lk == TypeKind::Float || rk == TypeKind::Float;
-  if (as_float) {
-    if (lk == TypeKind::Int) lhs = graph_.insert_op(OpId::Float_int, {lhs}, Type::float_(), range);
-    if (rk == TypeKind::Int) rhs = graph_.insert_op(OpId::Float_int, {rhs}, Type::float_(), range);
-  }
-  OpId id = *find_op(std::string(base) + (as_float ? ".float" : ".int"));
-  return graph_.insert_op(id, {lhs, rhs}, Type::bool_(), range);
+  compile_error(range, std::string("'") + ast::cmpop_symbol(op) + "' is not supported between " +
+                           lt->str() + " and " + rt->str());
 }
 
 Value* Emitter::emit_compare(const ast::Compare& c) {

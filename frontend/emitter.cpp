@@ -1522,32 +1522,19 @@ void Emitter::emit_aug_setitem(const ast::Subscript& target, ast::BinOp op, cons
   rebind_updated(*target.value, base);
 }
 
-// self op= rhs on a tensor, in place; returns self (the updated tensor). add_, sub_,
-// mul_ and div_ are ops of their own (PyTorch's dtype and broadcast checks); the
-// others compute out of place and copy back into self.
+// self op= rhs on a tensor, in place; returns self (the updated tensor). Where the
+// table has an in-place row of the operator's op (add_, sub_, mul_, div_: PyTorch's
+// dtype and broadcast checks) it is that; the others compute out of place and copy back
+// into self.
 Value* Emitter::emit_inplace(ast::BinOp op, Value* self, Value* rhs, const SourceRange& range) {
   self = unwrap_grad_read(graph_, self, range);
-  OpId id;
-  switch (op) {
-    case ast::BinOp::Add:
-      id = OpId::add_;
-      break;
-    case ast::BinOp::Sub:
-      id = OpId::sub_;
-      break;
-    case ast::BinOp::Mul:
-      id = OpId::mul_;
-      break;
-    case ast::BinOp::Div:
-      id = OpId::div_;
-      break;
-    default: {
-      Value* result = emit_binary(op, self, rhs, range);
-      return emit_ops({OpId::copy_}, {{range, "", self}, {range, "", result}}, range, "copy_");
-    }
+  const std::vector<OpId>& in_place = inplace_overloads(op);
+  if (in_place.empty()) {
+    Value* result = emit_binary(op, self, rhs, range);
+    return emit_ops({OpId::copy_}, {{range, "", self}, {range, "", result}}, range, "copy_");
   }
   std::string symbol = std::string(ast::binop_symbol(op)) + "=";
-  return emit_ops({id}, {{range, "", self}, {range, "", rhs}}, range, symbol);
+  return emit_ops(in_place, {{range, "", self}, {range, "", rhs}}, range, symbol);
 }
 
 void Emitter::emit_ann_assign(const ast::AnnAssign& s) {

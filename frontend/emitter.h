@@ -104,6 +104,9 @@ const std::vector<OpId>& ops_named(const std::string& base, uint32_t flag);
 std::string builtin_op_name(const std::string& name);
 // A function transform (`grad`, `vmap`, ...) or graph(f), which shows one.
 bool is_transform(const std::string& name);
+// The in-place overloads of a binary operator's ops (`x += y` on a tensor is add_),
+// in table order; empty where the table has none (`x **= 2` computes out of place).
+const std::vector<OpId>& inplace_overloads(ast::BinOp op);
 
 // Something a name or attribute can stand for.
 struct Sugared {
@@ -215,6 +218,9 @@ class Emitter {
   Value* emit_builtin_call(const Sugared& callee, std::vector<CallArg> args, const ast::Call& c);
   Value* emit_ops(const std::vector<OpId>& candidates, const std::vector<CallArg>& args,
                   const SourceRange& range, const std::string& display);
+  // The node of a matched overload at the insertion point; its result (None, the value,
+  // or a tuple of its results).
+  Value* emit_matched(const MatchedOp& m, const SourceRange& range);
   FunctionDecl* builtin_value(const Sugared& b, const SourceRange& range);
 
   // ---- Transforms as written (emit_transform.cpp)
@@ -240,6 +246,10 @@ class Emitter {
                           const ast::Call& c);
 
   // ---- Operators (emit_operators.cpp)
+  // The first of `overloads` (an operator's ops, in table order) that takes `operands`,
+  // inserted; null (nothing inserted) when none does. Note [Operators are overloads].
+  Value* emit_operator(const std::vector<OpId>& overloads, std::vector<Value*> operands,
+                       const SourceRange& range);
   Value* emit_binary(ast::BinOp op, Value* lhs, Value* rhs, const SourceRange& range);
   Value* emit_compare(const ast::Compare& c);
   Value* emit_compare_pair(ast::CmpOp op, Value* lhs, Value* rhs, const SourceRange& range);

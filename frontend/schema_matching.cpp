@@ -67,13 +67,27 @@ std::string arg_type_list(const std::vector<CallArg>& args) {
   return out;
 }
 
+// How arguments may fill a schema's parameters.
+struct Matching {
+  // Tensors given one by one may fill a Tensor[] parameter (tried only when no overload
+  // accepts the call without, so `sum(x)` stays the reduction rather than
+  // sum.tensor_list of [x]).
+  bool pack_tensors = false;
+  // An operator's operands (match_operator): no packing into lists, and only the
+  // conversions Python's operators make.
+  bool operands = false;
+};
+
+// The conversions an operator's operands may take: an int where a float is expected, a
+// read of `x.grad` where a Tensor is (a number where a Tensor is is no conversion: NUMS).
+bool operand_conversion(Conversion c) {
+  return c == Conversion::None || c == Conversion::IntToFloat || c == Conversion::UnwrapGrad;
+}
+
 // Checks one schema against the call; on failure, says why in `why` when given (a
 // call tries overloads until one fits: the text is made only for the error).
-// `pack_tensors`: tensors given one by one may fill a Tensor[] parameter (tried only
-// when no overload accepts the call without, so `sum(x)` stays the reduction rather
-// than sum.tensor_list of [x]).
 std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg>& args,
-                              bool pack_tensors, std::string* why) {
+                              Matching matching, std::string* why) {
   bool nums = op_info(s.op).has(opflags::NUMS);
   Plan plan;
   plan.sources.resize(s.arguments.size());
@@ -103,7 +117,7 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
     size_t remaining_params = num_positional_params - ai;
     size_t remaining_args = positional.size() - p;
     TypePtr formal = a.type->kind() == TypeKind::Optional ? a.type->element() : a.type;
-    if (is_int_list(formal) && remaining_args > remaining_params &&
+    if (!matching.operands && is_int_list(formal) && remaining_args > remaining_params &&
         args[positional[p]].value->type()->kind() == TypeKind::Int) {
       size_t count = remaining_args - remaining_params + 1;
       for (size_t k = 0; k < count; ++k) {
@@ -118,7 +132,7 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
       p += count;
       continue;
     }
-    if (pack_tensors &&
+    if (matching.pack_tensors &&
         packs_tensors(a, ai, num_positional_params, args[positional[p]].value->type())) {
       for (size_t k = p; k < positional.size(); ++k) {
         if (!args[positional[k]].value->type()->is_tensor()) {
@@ -214,6 +228,7 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
     if (a.type->kind() == TypeKind::Tensor && v->type()->kind() == TypeKind::Tensor)
       saw_tensor = true;
     Conversion c = conversion_for(v->type(), a.type, plan.var, nums, v);
+    if (matching.operands && !operand_conversion(c)) c = Conversion::Reject;
     if (c == Conversion::Reject) {
       // Name the type the type variable is bound to (list.append's `t`), and say
       // where an empty list's element type came from.
@@ -464,15 +479,31 @@ MatchedOp match_and_emit(Graph& graph, const std::vector<OpId>& candidates,
   for (bool pack_tensors : {false, true}) {
     for (OpId op : candidates) {
       const FunctionSchema& s = schema_of(op);
-      if (auto plan = plan_call(s, args, pack_tensors, nullptr))
+      if (auto plan = plan_call(s, args, {.pack_tensors = pack_tensors}, nullptr))
         return emit_plan(graph, s, *plan, args, call_range);
     }
   }
-  // No overload fits: the same checks again, this time saying why each failed.
+  no_overload_error(candidates, args, call_range, display_name);
+}
+
+std::optional<MatchedOp> match_operator(Graph& graph, const std::vector<OpId>& candidates,
+                                        const std::vector<CallArg>& operands,
+                                        const SourceRange& range) {
+  for (OpId op : candidates) {
+    const FunctionSchema& s = schema_of(op);
+    if (auto plan = plan_call(s, operands, {.operands = true}, nullptr))
+      return emit_plan(graph, s, *plan, operands, range);
+  }
+  return std::nullopt;
+}
+
+void no_overload_error(const std::vector<OpId>& candidates, const std::vector<CallArg>& args,
+                       const SourceRange& call_range, const std::string& display_name) {
+  // The checks of match_and_emit again, this time saying why each failed.
   std::vector<std::string> reasons;
   for (OpId op : candidates) {
     std::string why;
-    plan_call(schema_of(op), args, true, &why);
+    plan_call(schema_of(op), args, {.pack_tensors = true}, &why);
     reasons.push_back(why);
   }
   if (candidates.size() == 1) {

@@ -1,7 +1,7 @@
 // Matching the arguments of a call against op schemas: positional and keyword
 // arguments, defaults, varargs sizes (`zeros(2, 3)`) and tensors (`einsum('ij,jk', a, b)`
 // for a Tensor[]), the implicit conversions TSL allows, and overload resolution across
-// the rows of one op name.
+// the rows of one op name, for calls and for operators.
 #pragma once
 
 #include <optional>
@@ -33,6 +33,22 @@ struct MatchedOp {
 MatchedOp match_and_emit(Graph& graph, const std::vector<OpId>& candidates,
                          const std::vector<CallArg>& args, const SourceRange& call_range,
                          const std::string& display_name);
+
+// The operands of an operator (`a + b`, `a == b`, `-a`) against `candidates`, the
+// overloads of its op in table order (Note [Operators are overloads] in
+// frontend/emit_operators.cpp): the first that accepts them is inserted at the graph's
+// insertion point; nullopt (nothing inserted) when none does. Operands convert only as
+// Python's operators convert them: an int where a float is expected, a number where a
+// Tensor is (NUMS rows, beside a Tensor), a read of `x.grad` where a Tensor is; never a
+// str to a device (`x.device == "cpu"` is False in PyTorch) nor into a list.
+std::optional<MatchedOp> match_operator(Graph& graph, const std::vector<OpId>& candidates,
+                                        const std::vector<CallArg>& operands,
+                                        const SourceRange& range);
+
+// The compile error of match_and_emit when no candidate accepts `args`.
+[[noreturn]] void no_overload_error(const std::vector<OpId>& candidates,
+                                    const std::vector<CallArg>& args, const SourceRange& call_range,
+                                    const std::string& display_name);
 
 // Whether a value of type `actual` is accepted for a parameter of type `formal`
 // (binding the type variable in `var`), and with which conversion; for user
