@@ -144,7 +144,8 @@ class Emitter {
   Value* emit_expr(const ast::Expr& e, const TypePtr& hint = nullptr);
 
  private:
-  // ---- Statements (emitter.cpp)
+  // ---- Statements: lists (emitter.cpp), simple statements and assignments
+  // (emit_statements.cpp), branches (emit_branches.cpp), loops (emit_loops.cpp)
   // Emits statements[i..]; returns whether the list always exits.
   bool emit_stmts(const ast::Body& body, size_t first = 0);
   bool emit_stmt(const ast::Body& body, size_t i);
@@ -192,7 +193,7 @@ class Emitter {
                               const std::function<void()>& fn);
   Value* exit_flag_condition();  // not(returned or broke or continued), or null
 
-  // ---- Names
+  // ---- Names (emitter.cpp)
   Binding* lookup_local(const std::string& name);
   Sugared resolve_name(const ast::Name& n);
   Value* read_variable(const std::string& name, const SourceRange& range);
@@ -338,7 +339,7 @@ class Emitter {
   SourceRange return_range_;
   TypePtr pending_return_type_;  // placeholder type before inference
   bool needs_return_flag_ = false;
-  // always_exits's answers, by statement body (emitter.cpp).
+  // always_exits's answers, by statement body (emit_scans.h).
   std::unordered_map<const ast::Body*, bool> exits_memo_;
 
   // Exit flags active at this point of emission.
