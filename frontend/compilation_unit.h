@@ -163,8 +163,8 @@ class CompilationUnit {
 
   // The declaration behind a function name (shared, so transforms can hold it).
   std::shared_ptr<FunctionDecl> function_ptr(const FunctionDecl* decl);
-  // `kind(inner, argnums)`: the same declaration for the same arguments, so that
-  // `grad(f)` written twice is one function with one compiled version.
+  // `kind(inner, argnums)` (compile_transform.cpp): the same declaration for the same
+  // arguments, so that `grad(f)` written twice is one function with one compiled version.
   std::shared_ptr<FunctionDecl> make_transform(autodiff::TransformKind kind,
                                                const std::shared_ptr<FunctionDecl>& inner,
                                                std::vector<size_t> argnums, bool argnums_tuple,
@@ -173,6 +173,22 @@ class CompilationUnit {
   // declaration for the same spec. Errors in in_dims point at `range`.
   std::shared_ptr<FunctionDecl> make_vmap(const std::shared_ptr<FunctionDecl>& inner,
                                           FunctionDecl::Transform spec, const SourceRange& range);
+  // The function a name stands for: a def, or a variable holding a function value
+  // (`g = grad(f)`); null when neither.
+  FunctionDecl* resolve_function(const std::string& name);
+  // A builtin used as a value (`loss_fn = F.cross_entropy`, `grad(torch.sin)`,
+  // `vjp(torch.matmul, a, b)`): a function made once per builtin, `def NAME(params):
+  // return BUILTIN(params)` over the required positional parameters of its first
+  // overload (`text_params`, spelled as in source, e.g. "input, target"). See
+  // Note [Builtins as values] in compilation_unit.cpp.
+  std::shared_ptr<FunctionDecl> builtin_function(const std::string& name,
+                                                 const std::string& qualified,
+                                                 const std::string& text_params,
+                                                 const std::string& call_args);
+  // The type of `decl` as a value.
+  TypePtr function_value_type(FunctionDecl& decl);
+
+  // ---- The text of graphs (function_views.cpp)
   // The IR of `decl` as text (`graph(f)`). `view` picks the graph as written,
   // optimized, or the optimization pass by pass. For a transform (`grad(f)`): as
   // written, the split gradient of f; otherwise the graph the transform runs.
@@ -188,20 +204,6 @@ class CompilationUnit {
   // gradient_text shows them; `num_seeds`: how many outputs take an incoming gradient.
   autodiff::Gradient gradient_graphs(FunctionDecl& decl, const std::vector<size_t>& wrt,
                                      const SourceRange& use, size_t* num_seeds = nullptr);
-  // The function a name stands for: a def, or a variable holding a function value
-  // (`g = grad(f)`); null when neither.
-  FunctionDecl* resolve_function(const std::string& name);
-  // A builtin used as a value (`loss_fn = F.cross_entropy`, `grad(torch.sin)`,
-  // `vjp(torch.matmul, a, b)`): a function made once per builtin, `def NAME(params):
-  // return BUILTIN(params)` over the required positional parameters of its first
-  // overload (`text_params`, spelled as in source, e.g. "input, target"). See
-  // Note [Builtins as values] in compilation_unit.cpp.
-  std::shared_ptr<FunctionDecl> builtin_function(const std::string& name,
-                                                 const std::string& qualified,
-                                                 const std::string& text_params,
-                                                 const std::string& call_args);
-  // The type of `decl` as a value.
-  TypePtr function_value_type(FunctionDecl& decl);
 
   // ---- Used by the driver and the REPL
   std::map<std::string, GlobalVar>& globals() { return globals_; }
