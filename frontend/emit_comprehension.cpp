@@ -19,27 +19,9 @@ void Emitter::emit_comprehension_loop(const ast::Expr& target, const ast::Expr& 
                   ast::as<ast::Name>(*ast::as<ast::Call>(iter).func).id == "range" &&
                   !lookup_local("range") && !unit_.find_function(qualified("range"));
   if (is_range) {
-    const auto& call = ast::as<ast::Call>(iter);
-    if (call.args.empty() || call.args.size() > 3 || !call.keywords.empty()) {
-      compile_error(call.range, "range() takes 1 to 3 positional arguments");
-    }
-    std::vector<Value*> a;
-    for (const auto& e : call.args) {
-      Value* v = emit_expr(*e);
-      if (v->type()->kind() != TypeKind::Int)
-        compile_error(e->range, "range() arguments must be int, not " + v->type()->str());
-      a.push_back(v);
-    }
-    Value* start = a.size() >= 2 ? a[0] : constant(IValue(int64_t{0}), Type::int_(), call.range);
-    Value* end = a.size() >= 2 ? a[1] : a[0];
-    Value* step = a.size() == 3 ? a[2] : constant(IValue(int64_t{1}), Type::int_(), call.range);
-    trip = graph_.insert_op(OpId::range_length, {start, end, step}, Type::int_(), call.range);
-    bool simple = a.size() == 1;
-    item_at = [=, this, &iter](Value* index) -> Value* {
-      if (simple) return index;
-      Value* scaled = graph_.insert_op(OpId::mul_int, {index, step}, Type::int_(), iter.range);
-      return graph_.insert_op(OpId::add_int, {start, scaled}, Type::int_(), iter.range);
-    };
+    RangeLoop r = emit_range_loop(ast::as<ast::Call>(iter));
+    trip = r.trip;
+    item_at = [=, this, &iter](Value* index) { return range_item(r, index, iter.range); };
   } else {
     Value* seq = emit_expr(iter);
     TypePtr st = seq->type();

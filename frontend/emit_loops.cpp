@@ -212,6 +212,33 @@ const ast::Expr* Emitter::progress_iterable(const ast::Expr& iter, Value*& desc)
   return c.args[0].get();
 }
 
+Emitter::RangeLoop Emitter::emit_range_loop(const ast::Call& c) {
+  if (!c.keywords.empty() || c.args.empty() || c.args.size() > 3) {
+    compile_error(c.range, "range() takes 1 to 3 positional arguments");
+  }
+  std::vector<Value*> a;
+  for (const auto& e : c.args) {
+    Value* v = emit_expr(*e);
+    if (v->type()->kind() != TypeKind::Int) {
+      compile_error(e->range, "range() arguments must be int, not " + v->type()->str());
+    }
+    a.push_back(v);
+  }
+  RangeLoop r;
+  r.start = a.size() >= 2 ? a[0] : constant(IValue(int64_t{0}), Type::int_(), c.range);
+  Value* end = a.size() >= 2 ? a[1] : a[0];
+  r.step = a.size() == 3 ? a[2] : constant(IValue(int64_t{1}), Type::int_(), c.range);
+  r.trip = graph_.insert_op(OpId::range_length, {r.start, end, r.step}, Type::int_(), c.range);
+  r.simple = a.size() == 1;
+  return r;
+}
+
+Value* Emitter::range_item(const RangeLoop& r, Value* index, const SourceRange& range) {
+  if (r.simple) return index;
+  Value* scaled = graph_.insert_op(OpId::mul_int, {index, r.step}, Type::int_(), range);
+  return graph_.insert_op(OpId::add_int, {r.start, scaled}, Type::int_(), range);
+}
+
 void Emitter::emit_for(const ast::For& s) {
   Value* progress_desc = nullptr;
   const ast::Expr* inner = progress_iterable(*s.iter, progress_desc);
@@ -228,30 +255,10 @@ void Emitter::emit_for(const ast::For& s) {
            !unit_.find_function(qualified(name));
   };
   if (is_call_to("range")) {
-    const auto& c = ast::as<ast::Call>(iter);
-    if (!c.keywords.empty() || c.args.empty() || c.args.size() > 3) {
-      compile_error(c.range, "range() takes 1 to 3 positional arguments");
-    }
-    std::vector<Value*> a;
-    for (const auto& e : c.args) {
-      Value* v = emit_expr(*e);
-      if (v->type()->kind() != TypeKind::Int) {
-        compile_error(e->range, "range() arguments must be int, not " + v->type()->str());
-      }
-      a.push_back(v);
-    }
-    Value* start = a.size() >= 2 ? a[0] : constant(IValue(int64_t{0}), Type::int_(), c.range);
-    Value* end = a.size() >= 2 ? a[1] : a[0];
-    Value* step = a.size() == 3 ? a[2] : constant(IValue(int64_t{1}), Type::int_(), c.range);
-    trip = graph_.insert_op(OpId::range_length, {start, end, step}, Type::int_(), c.range);
-    bool simple = a.size() == 1;
+    RangeLoop r = emit_range_loop(ast::as<ast::Call>(iter));
+    trip = r.trip;
     prologue = [=, this, &target, &s](Value* index) {
-      Value* v = index;
-      if (!simple) {
-        Value* scaled = graph_.insert_op(OpId::mul_int, {index, step}, Type::int_(), s.iter->range);
-        v = graph_.insert_op(OpId::add_int, {start, scaled}, Type::int_(), s.iter->range);
-      }
-      assign_target(target, v, s.target->range);
+      assign_target(target, range_item(r, index, s.iter->range), s.target->range);
     };
   } else if (is_call_to("enumerate") || is_call_to("zip")) {
     const auto& c = ast::as<ast::Call>(iter);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <initializer_list>
+#include <utility>
 
 #include "frontend/emitter.h"
 
@@ -34,70 +36,34 @@ namespace {
 // dicts (emit_dict_equal's checks), and `+x`, which is no op. Errors keep Python's
 // wording ("unsupported operand types for +: int and str").
 
-// The base names of the ops a binary operator is, in table order.
-std::vector<std::string> binary_op_names(ast::BinOp op) {
-  switch (op) {
-    case ast::BinOp::Add:
-      return {"add"};
-    case ast::BinOp::Sub:
-      return {"sub"};
-    case ast::BinOp::Mul:
-      return {"mul"};
-    case ast::BinOp::Div:
-      return {"div"};
-    case ast::BinOp::FloorDiv:
-      return {"floor_divide"};
-    case ast::BinOp::Mod:
-      return {"mod", "remainder"};  // a str's printf-style formatting; numbers' remainder
-    case ast::BinOp::Pow:
-      return {"pow"};
-    case ast::BinOp::MatMul:
-      return {"matmul"};
-    case ast::BinOp::BitAnd:
-      return {"bitwise_and"};
-    case ast::BinOp::BitOr:
-      return {"bitwise_or"};
-    case ast::BinOp::BitXor:
-      return {"bitwise_xor"};
-    case ast::BinOp::LShift:
-    case ast::BinOp::RShift:
-      return {};  // TSL has no shift ops
-  }
-  return {};
-}
-
-const char* compare_op_name(ast::CmpOp op) {
-  switch (op) {
-    case ast::CmpOp::Eq:
-      return "eq";
-    case ast::CmpOp::Ne:
-      return "ne";
-    case ast::CmpOp::Lt:
-      return "lt";
-    case ast::CmpOp::Le:
-      return "le";
-    case ast::CmpOp::Gt:
-      return "gt";
-    case ast::CmpOp::Ge:
-      return "ge";
-    default:
-      return "";  // is, in: not overloads (emit_compare_pair)
-  }
-}
-
-const char* unary_op_name(ast::UnaryOp op) {
-  switch (op) {
-    case ast::UnaryOp::Neg:
-      return "neg";
-    case ast::UnaryOp::Invert:
-      return "bitwise_not";
-    case ast::UnaryOp::Not:
-      return "not";
-    case ast::UnaryOp::Pos:
-      return "";  // no op
-  }
-  return "";
-}
+// The ops each operator is, by base name, in table order: `%` is a str's printf-style
+// formatting (mod) and numbers' remainder. TSL has no shift ops; `is`, `in` and `+x` are
+// not overloads (Note [Operators are overloads]).
+template <typename Op>
+using OpNames = std::initializer_list<std::pair<Op, const char*>>;
+constexpr OpNames<ast::BinOp> kBinaryOps = {
+    {ast::BinOp::Add, "add"},
+    {ast::BinOp::Sub, "sub"},
+    {ast::BinOp::Mul, "mul"},
+    {ast::BinOp::Div, "div"},
+    {ast::BinOp::FloorDiv, "floor_divide"},
+    {ast::BinOp::Mod, "mod"},
+    {ast::BinOp::Mod, "remainder"},
+    {ast::BinOp::Pow, "pow"},
+    {ast::BinOp::MatMul, "matmul"},
+    {ast::BinOp::BitAnd, "bitwise_and"},
+    {ast::BinOp::BitOr, "bitwise_or"},
+    {ast::BinOp::BitXor, "bitwise_xor"},
+};
+constexpr OpNames<ast::CmpOp> kCompareOps = {
+    {ast::CmpOp::Eq, "eq"}, {ast::CmpOp::Ne, "ne"}, {ast::CmpOp::Lt, "lt"},
+    {ast::CmpOp::Le, "le"}, {ast::CmpOp::Gt, "gt"}, {ast::CmpOp::Ge, "ge"},
+};
+constexpr OpNames<ast::UnaryOp> kUnaryOps = {
+    {ast::UnaryOp::Neg, "neg"},
+    {ast::UnaryOp::Invert, "bitwise_not"},
+    {ast::UnaryOp::Not, "not"},
+};
 
 // A row whose operands are all Any accepts any operands: an operator cannot choose it by
 // its schema (eq.seq is == of lists and tuples only, chosen explicitly).
@@ -107,25 +73,18 @@ bool takes_any_operands(OpId op) {
                      [](const Argument& a) { return a.type->kind() == TypeKind::Any; });
 }
 
-// The overloads an operator may be, in table order: the rows under its base names (the
-// in-place rows `add_` when `suffix` is "_").
-std::vector<OpId> overloads_named(const std::vector<std::string>& names, const char* suffix = "") {
-  std::vector<OpId> out;
-  for (const std::string& name : names) {
-    for (OpId op : ops_named(name + suffix, 0)) {
-      if (!takes_any_operands(op)) out.push_back(op);
-    }
-  }
-  return out;
-}
-
-// The overloads of each value of an operator enum, made once (operators are emitted
-// often: compile latency, issue 6).
+// The overloads of each operator of an enum, in table order, made once (operators are
+// emitted often: compile latency, issue 6): the rows under its base names, or their
+// in-place rows (`add_`) when `suffix` is "_".
 template <typename Op, size_t N>
 class OverloadTable {
  public:
-  explicit OverloadTable(std::vector<OpId> (*make)(Op)) {
-    for (size_t i = 0; i < N; ++i) table_[i] = make(static_cast<Op>(i));
+  OverloadTable(OpNames<Op> names, const char* suffix) {
+    for (const auto& [op, name] : names) {
+      for (OpId row : ops_named(name + std::string(suffix), 0)) {
+        if (!takes_any_operands(row)) table_.at(static_cast<size_t>(op)).push_back(row);
+      }
+    }
   }
   const std::vector<OpId>& operator[](Op op) const { return table_.at(static_cast<size_t>(op)); }
 
@@ -133,25 +92,22 @@ class OverloadTable {
   std::array<std::vector<OpId>, N> table_;
 };
 
-constexpr size_t kBinOps = static_cast<size_t>(ast::BinOp::RShift) + 1;
-constexpr size_t kCmpOps = static_cast<size_t>(ast::CmpOp::NotIn) + 1;
-constexpr size_t kUnaryOps = static_cast<size_t>(ast::UnaryOp::Not) + 1;
+constexpr size_t kNumBinOps = static_cast<size_t>(ast::BinOp::RShift) + 1;
 
 const std::vector<OpId>& binary_overloads(ast::BinOp op) {
-  static const OverloadTable<ast::BinOp, kBinOps> table(
-      [](ast::BinOp o) { return overloads_named(binary_op_names(o)); });
+  static const OverloadTable<ast::BinOp, kNumBinOps> table(kBinaryOps, "");
   return table[op];
 }
 
 const std::vector<OpId>& compare_overloads(ast::CmpOp op) {
-  static const OverloadTable<ast::CmpOp, kCmpOps> table(
-      [](ast::CmpOp o) { return overloads_named({compare_op_name(o)}); });
+  static const OverloadTable<ast::CmpOp, static_cast<size_t>(ast::CmpOp::NotIn) + 1> table(
+      kCompareOps, "");
   return table[op];
 }
 
 const std::vector<OpId>& unary_overloads(ast::UnaryOp op) {
-  static const OverloadTable<ast::UnaryOp, kUnaryOps> table(
-      [](ast::UnaryOp o) { return overloads_named({unary_op_name(o)}); });
+  static const OverloadTable<ast::UnaryOp, static_cast<size_t>(ast::UnaryOp::Not) + 1> table(
+      kUnaryOps, "");
   return table[op];
 }
 
@@ -171,8 +127,7 @@ bool is_tensor_or_number(const TypePtr& t) { return t->is_tensor() || t->is_numb
 }  // namespace
 
 const std::vector<OpId>& inplace_overloads(ast::BinOp op) {
-  static const OverloadTable<ast::BinOp, kBinOps> table(
-      [](ast::BinOp o) { return overloads_named(binary_op_names(o), "_"); });
+  static const OverloadTable<ast::BinOp, kNumBinOps> table(kBinaryOps, "_");
   return table[op];
 }
 

@@ -5,7 +5,9 @@
 #include <unordered_set>
 
 namespace tsl::emit_scans {
+namespace {
 
+// The names a target binds (`x`, `a, b`, `[a, (b, c)]`), appended to `out`.
 void collect_target_names(const ast::Expr& t, std::vector<std::string>& out) {
   switch (t.kind) {
     case ast::ExprKind::Name:
@@ -22,40 +24,43 @@ void collect_target_names(const ast::Expr& t, std::vector<std::string>& out) {
   }
 }
 
-void collect_assigned(const ast::Body& body, std::vector<std::string>& out) {
-  for (const auto& sp : body) {
-    const ast::Stmt& s = *sp;
-    switch (s.kind) {
-      case ast::StmtKind::Assign:
-        for (const auto& t : ast::as<ast::Assign>(s).targets) collect_target_names(*t, out);
-        break;
-      case ast::StmtKind::AugAssign:
-        collect_target_names(*ast::as<ast::AugAssign>(s).target, out);
-        break;
-      case ast::StmtKind::AnnAssign:
-        collect_target_names(*ast::as<ast::AnnAssign>(s).target, out);
-        break;
-      case ast::StmtKind::If:
-        collect_assigned(ast::as<ast::If>(s).body, out);
-        collect_assigned(ast::as<ast::If>(s).orelse, out);
-        break;
-      case ast::StmtKind::While:
-        collect_assigned(ast::as<ast::While>(s).body, out);
-        break;
-      case ast::StmtKind::For:
-        collect_target_names(*ast::as<ast::For>(s).target, out);
-        collect_assigned(ast::as<ast::For>(s).body, out);
-        break;
-      case ast::StmtKind::With:
-        for (const auto& item : ast::as<ast::With>(s).items) {
-          if (item.target) collect_target_names(*item.target, out);
-        }
-        collect_assigned(ast::as<ast::With>(s).body, out);
-        break;
-      default:
-        break;
-    }
+}  // namespace
+
+void collect_assigned(const ast::Stmt& s, std::vector<std::string>& out) {
+  switch (s.kind) {
+    case ast::StmtKind::Assign:
+      for (const auto& t : ast::as<ast::Assign>(s).targets) collect_target_names(*t, out);
+      break;
+    case ast::StmtKind::AugAssign:
+      collect_target_names(*ast::as<ast::AugAssign>(s).target, out);
+      break;
+    case ast::StmtKind::AnnAssign:
+      collect_target_names(*ast::as<ast::AnnAssign>(s).target, out);
+      break;
+    case ast::StmtKind::If:
+      collect_assigned(ast::as<ast::If>(s).body, out);
+      collect_assigned(ast::as<ast::If>(s).orelse, out);
+      break;
+    case ast::StmtKind::While:
+      collect_assigned(ast::as<ast::While>(s).body, out);
+      break;
+    case ast::StmtKind::For:
+      collect_target_names(*ast::as<ast::For>(s).target, out);
+      collect_assigned(ast::as<ast::For>(s).body, out);
+      break;
+    case ast::StmtKind::With:
+      for (const auto& item : ast::as<ast::With>(s).items) {
+        if (item.target) collect_target_names(*item.target, out);
+      }
+      collect_assigned(ast::as<ast::With>(s).body, out);
+      break;
+    default:
+      break;
   }
+}
+
+void collect_assigned(const ast::Body& body, std::vector<std::string>& out) {
+  for (const auto& s : body) collect_assigned(*s, out);
 }
 
 void collect_item_assigned(const ast::Body& body, std::vector<std::string>& out) {

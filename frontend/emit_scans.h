@@ -20,9 +20,8 @@ inline constexpr const char* kEcho = "$echo";
 
 inline bool is_flag(const std::string& name) { return !name.empty() && name[0] == '$'; }
 
-// The names a target binds (`x`, `a, b`, `[a, (b, c)]`), appended to `out`.
-void collect_target_names(const ast::Expr& t, std::vector<std::string>& out);
-// Names a statement list assigns, in order of first assignment (not inside defs).
+// Names a statement (list) assigns, in order of first assignment (not inside defs).
+void collect_assigned(const ast::Stmt& s, std::vector<std::string>& out);
 void collect_assigned(const ast::Body& body, std::vector<std::string>& out);
 // Names whose tensors a statement list updates through item assignment (`h[i] = v`,
 // `h[i] += v`): a loop carries them, so that the update is a value autodiff can

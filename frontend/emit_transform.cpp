@@ -9,6 +9,25 @@ namespace tsl {
 
 using autodiff::TransformKind;
 
+namespace {
+
+// 0, 1, ..., n - 1: the argnums of jvp and vjp, which differentiate every primal given
+// (the parameters after them take their defaults).
+std::vector<size_t> first_indices(size_t n) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(i);
+  return out;
+}
+
+// jvp() or vjp() given primals that do not fit f's parameters; `what_to_give` says how.
+[[noreturn]] void primals_error(TransformKind kind, const FunctionDecl& f, const SourceRange& range,
+                                const std::string& what_to_give) {
+  compile_error(range, std::string(autodiff::transform_name(kind)) + "(): '" + f.name + "' takes " +
+                           std::to_string(f.param_names.size()) + " argument(s); " + what_to_give);
+}
+
+}  // namespace
+
 // The function a transform's first argument names: a def, a transform result, or a
 // builtin (`grad(torch.sin)`).
 FunctionDecl* Emitter::transformed_function(const Sugared& fn, TransformKind kind,
@@ -96,14 +115,12 @@ Value* Emitter::emit_jvp_call(const ast::Call& c) {
   std::shared_ptr<FunctionDecl> inner = unit_.function_ptr(fn.function);
   TSL_INTERNAL_ASSERT(inner != nullptr, "jvp of an unknown function");
   if (args.empty() || args.size() > inner->param_names.size() || tangents.size() != args.size()) {
-    compile_error(c.range, "jvp(): '" + inner->name + "' takes " +
-                               std::to_string(inner->param_names.size()) +
-                               " argument(s); give a primal for each (or for the first ones, "
-                               "the others taking their defaults) and as many tangents");
+    primals_error(TransformKind::Jvp, *inner, c.range,
+                  "give a primal for each (or for the first ones, the others taking their "
+                  "defaults) and as many tangents");
   }
-  std::vector<size_t> all;
-  for (size_t i = 0; i < args.size(); ++i) all.push_back(i);
-  auto decl = unit_.make_transform(TransformKind::Jvp, inner, all, true, c.range);
+  auto decl =
+      unit_.make_transform(TransformKind::Jvp, inner, first_indices(args.size()), true, c.range);
   for (size_t i = 0; i < tangents.size(); ++i) tangents[i].name = inner->param_names[i] + "'";
   args.insert(args.end(), tangents.begin(), tangents.end());
   return emit_user_call(*decl, args, c.range);
@@ -122,14 +139,11 @@ Value* Emitter::emit_vjp_call(const ast::Call& c) {
   for (size_t i = 1; i < c.args.size(); ++i)
     args.push_back({c.args[i]->range, "", emit_expr(*c.args[i])});
   if (args.size() > inner->param_names.size()) {
-    compile_error(c.range, "vjp(): '" + inner->name + "' takes " +
-                               std::to_string(inner->param_names.size()) +
-                               " argument(s); give one primal for each (the ones left out take "
-                               "their defaults)");
+    primals_error(TransformKind::Vjp, *inner, c.range,
+                  "give one primal for each (the ones left out take their defaults)");
   }
-  std::vector<size_t> all;
-  for (size_t i = 0; i < args.size(); ++i) all.push_back(i);
-  auto decl = unit_.make_transform(TransformKind::Vjp, inner, all, true, c.range);
+  auto decl =
+      unit_.make_transform(TransformKind::Vjp, inner, first_indices(args.size()), true, c.range);
   return emit_user_call(*decl, args, c.range);
 }
 

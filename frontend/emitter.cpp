@@ -175,37 +175,7 @@ void Emitter::emit_toplevel(const ast::Stmt& stmt, bool repl_mode) {
   }
   // Outputs: every variable the statement assigned that is defined at the end.
   std::vector<std::string> assigned;
-  ast::Body view;
-  switch (stmt.kind) {
-    case ast::StmtKind::Assign:
-      for (const auto& t : ast::as<ast::Assign>(stmt).targets) collect_target_names(*t, assigned);
-      break;
-    case ast::StmtKind::AugAssign:
-      collect_target_names(*ast::as<ast::AugAssign>(stmt).target, assigned);
-      break;
-    case ast::StmtKind::AnnAssign:
-      collect_target_names(*ast::as<ast::AnnAssign>(stmt).target, assigned);
-      break;
-    case ast::StmtKind::If:
-      collect_assigned(ast::as<ast::If>(stmt).body, assigned);
-      collect_assigned(ast::as<ast::If>(stmt).orelse, assigned);
-      break;
-    case ast::StmtKind::While:
-      collect_assigned(ast::as<ast::While>(stmt).body, assigned);
-      break;
-    case ast::StmtKind::For:
-      collect_target_names(*ast::as<ast::For>(stmt).target, assigned);
-      collect_assigned(ast::as<ast::For>(stmt).body, assigned);
-      break;
-    case ast::StmtKind::With:
-      for (const auto& item : ast::as<ast::With>(stmt).items) {
-        if (item.target) collect_target_names(*item.target, assigned);
-      }
-      collect_assigned(ast::as<ast::With>(stmt).body, assigned);
-      break;
-    default:
-      break;
-  }
+  collect_assigned(stmt, assigned);
   for (const std::string& name : unique_names(assigned)) {
     Binding* b = scope_->find(name);
     if (!b) continue;

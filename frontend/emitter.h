@@ -191,6 +191,16 @@ class Emitter {
                  const std::function<void()>& after_normal_exit = nullptr);
   void emit_after_normal_exit(const Exits& may, const SourceRange& range,
                               const std::function<void()>& fn);
+  // `range(...)` as the iterable of a for loop or a comprehension: its start, step and
+  // trip count; range_item is its value at a trip index.
+  struct RangeLoop {
+    Value* start;
+    Value* step;
+    Value* trip;
+    bool simple;  // range(n): the value is the index
+  };
+  RangeLoop emit_range_loop(const ast::Call& c);
+  Value* range_item(const RangeLoop& r, Value* index, const SourceRange& range);
   Value* exit_flag_condition();  // not(returned or broke or continued), or null
 
   // ---- Names (emitter.cpp)

@@ -125,18 +125,16 @@ std::shared_ptr<Graph> vmap_transform_graph(const Graph& forward, const Transfor
 // block of rows per result of f.
 std::shared_ptr<Graph> jacrev_graph(const Graph& forward, const TransformSpec& t,
                                     const TransformedFunction& f) {
-  std::unique_ptr<Graph> flat = forward.clone();
-  bool result_tuple = flatten_tuple_result(*flat);
-  size_t num_results = flat->outputs().size();
-  JointOptions options;
-  options.function_name = f.name;
-  JointGraph joint = build_joint(*flat, t.argnums, options);
-  Gradient gradient = split(joint);
+  SplitGradient s = split_gradient(forward, t.argnums, f.name);
+  const JointGraph& joint = s.joint;
+  const Gradient& gradient = s.gradient;
+  bool result_tuple = s.tuple;
+  size_t num_results = s.num_results;
   size_t num_seeds = joint.seeded_outputs.size();
   // The backward mapped over its cotangents (the captured values are the same for all).
   batching::VmapSpec spec;
-  spec.where = "jacrev(" + f.name + ")";
-  spec.function_name = "vjp_fn";
+  spec.where = std::string(transform_name(TransformKind::Jacrev)) + "(" + f.name + ")";
+  spec.function_name = transform_name(TransformKind::VjpFn);
   spec.range = f.use;
   for (size_t i = 0; i < gradient.df->inputs().size(); ++i)
     spec.in_dims.push_back(i < num_seeds ? std::optional<int64_t>(0) : std::nullopt);
@@ -196,8 +194,8 @@ std::shared_ptr<Graph> jacfwd_graph(const Graph& forward, const TransformSpec& t
   for (size_t k = 0; k < jvp.num_forward_outputs; ++k) tangents.block()->erase_return(0);
   remove_dead_nodes(tangents);
   batching::VmapSpec spec;
-  spec.where = "jacfwd(" + f.name + ")";
-  spec.function_name = "jvp";
+  spec.where = std::string(transform_name(TransformKind::Jacfwd)) + "(" + f.name + ")";
+  spec.function_name = transform_name(TransformKind::Jvp);
   spec.range = f.use;
   for (size_t i = 0; i < tangents.inputs().size(); ++i) {
     bool tangent = i >= num_params && i < num_params + t.argnums.size();

@@ -4,7 +4,6 @@
 
 #include <unordered_map>
 
-#include "ir/autodiff/differentiate.h"
 #include "ir/autodiff/forward_mode.h"
 
 namespace tsl::autodiff {
@@ -142,6 +141,19 @@ bool flatten_tuple_result(Graph& g) {
   return true;
 }
 
+SplitGradient split_gradient(const Graph& forward, const std::vector<size_t>& wrt,
+                             const std::string& function_name) {
+  SplitGradient s;
+  std::unique_ptr<Graph> flat = forward.clone();
+  s.tuple = flatten_tuple_result(*flat);
+  s.num_results = flat->outputs().size();
+  JointOptions options;
+  options.function_name = function_name;
+  s.joint = build_joint(*flat, wrt, options);
+  s.gradient = split(s.joint);
+  return s;
+}
+
 std::shared_ptr<Graph> grad_graph(const Graph& forward, const TransformSpec& t,
                                   const TransformedFunction& f) {
   JointOptions options;
@@ -251,14 +263,11 @@ TypePtr make_vjp_backward(Graph& df, const JointGraph& joint, size_t num_results
 std::shared_ptr<Graph> vjp_graph(const Graph& forward, const TransformSpec& t,
                                  const TransformedFunction& f, const MakeVjpClosure& make_closure) {
   check_tensor_primals(t, f);
-  std::unique_ptr<Graph> flat = forward.clone();
-  bool tuple = flatten_tuple_result(*flat);
-  size_t num_results = flat->outputs().size();
-  JointOptions options;
-  options.function_name = f.name;
-  JointGraph joint = build_joint(*flat, t.argnums, options);
-  Gradient gradient = split(joint);
-  TypePtr cotangent = make_vjp_backward(*gradient.df, joint, num_results, tuple, f.use);
+  SplitGradient s = split_gradient(forward, t.argnums, f.name);
+  const Gradient& gradient = s.gradient;
+  bool tuple = s.tuple;
+  size_t num_results = s.num_results;
+  TypePtr cotangent = make_vjp_backward(*gradient.df, s.joint, num_results, tuple, f.use);
   verify(*gradient.df);
   VjpClosure made = make_closure(gradient.df, cotangent);
   // The forward: (primals...) -> (result, closure over the captures).

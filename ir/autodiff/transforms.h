@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/autodiff/differentiate.h"
 #include "ir/ir.h"
 
 namespace tsl::autodiff {
@@ -141,5 +142,15 @@ Value* tuple_value(Graph& g, const std::vector<Value*>& elems);
 // A graph whose one result is a tuple returns its elements instead; returns whether it
 // did.
 bool flatten_tuple_result(Graph& g);
+// The split gradient (f, df) of `forward` for the inputs `wrt`, its tuple result taken
+// apart first: what vjp and jacrev build on.
+struct SplitGradient {
+  bool tuple = false;  // f returns a tuple (now its elements)
+  size_t num_results = 0;
+  JointGraph joint;
+  Gradient gradient;
+};
+SplitGradient split_gradient(const Graph& forward, const std::vector<size_t>& wrt,
+                             const std::string& function_name);
 
 }  // namespace tsl::autodiff
