@@ -10,7 +10,7 @@
 #include "frontend/compilation_unit.h"
 #include "frontend/parser.h"
 #include "ir/source.h"
-#include "runtime/function.h"
+#include "runtime/exec/function.h"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include "ir/ir.h"
 #include "ir/passes/pipeline.h"
 #include "ir/source.h"
-#include "runtime/function.h"
-#include "runtime/interpreter.h"
+#include "runtime/exec/function.h"
+#include "runtime/exec/interpreter.h"
 
 namespace {
 

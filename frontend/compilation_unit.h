@@ -13,7 +13,7 @@
 #include "ir/autodiff/differentiate.h"
 #include "ir/autodiff/transforms.h"
 #include "ir/ir.h"
-#include "runtime/function.h"
+#include "runtime/exec/function.h"
 
 namespace tsl {
 

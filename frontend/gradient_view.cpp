@@ -16,7 +16,7 @@
 #include "ir/passes/simplify.h"
 #include "ir/passes/specialize_undefined.h"
 #include "ir/schema.h"
-#include "runtime/interpreter.h"
+#include "runtime/exec/interpreter.h"
 #include "runtime/tensor/device_backend.h"
 
 namespace tsl {

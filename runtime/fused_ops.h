@@ -13,16 +13,16 @@
 namespace tsl::fusion {
 
 // Note [Fused ops]
-// A FusionGroup runs fused (Note [Running a FusionGroup] in runtime/fusion.h) when every
+// A FusionGroup runs fused (Note [Running a FusionGroup] in runtime/fusion/fusion.h) when every
 // op of its block has a row in runtime/fused_ops.def, the one description of the fused
 // ops: the op it computes, its operands and scalar arguments, what its result is, and
 // the name of its formulas. Everything else comes from that row: the FOp enum; which
 // nodes the fuser groups (fuse_elementwise.cpp: only ops with a row, so that a group
 // never holds an op the runtime would have to run op by op); how the group's compiler
-// reads a node's inputs (fusion_compile.cpp); which values each step may read in a run
-// (fusion_plan.cpp); the chunk loop's call of the scalar formula (fusion_loop.cpp); and
-// the calls the code generators emit (fusion_codegen.cpp for the CPU,
-// fusion_device.cpp for CUDA), each a call of the formula the row names.
+// reads a node's inputs (compile_group.cpp); which values each step may read in a run
+// (plan.cpp); the chunk loop's call of the scalar formula (chunk_loop.cpp); and
+// the calls the code generators emit (codegen.cpp for the CPU,
+// device_kernels.cpp for CUDA), each a call of the formula the row names.
 //
 // Each formula is written once per form it needs: on CPU a struct in
 // runtime/kernels/cpu/formulas.h with a scalar and a packet form (Note [CPU formulas]),
@@ -38,7 +38,7 @@ namespace tsl::fusion {
 // 3. its CUDA formula tsl_<formula> in runtime/kernels/cuda/formulas.cuh (T operands,
 //    then the step's values), which the unfused CUDA kernel may call too;
 // 4. its line in kNotFused (tests/runtime/fused_ops_test.cpp) goes.
-// Nothing in fusion_compile, fusion_plan, fusion_loop, fusion_codegen or fusion_device
+// Nothing in runtime/fusion/ (compile_group, plan, chunk_loop, codegen, device_kernels)
 // changes, unless the op needs a new kind of scalar argument (FusedArgs) or of result
 // (FusedResult). The tests walk the table: each row runs fused, on the chunk loop and
 // compiled, with the unfused kernels' bits (fused_ops_test.cpp), and each row's CUDA

@@ -9,8 +9,8 @@
 #include "frontend/compilation_unit.h"
 #include "ir/autodiff/differentiate.h"
 #include "runtime/autograd/record.h"
-#include "runtime/function.h"
-#include "runtime/memory_planner.h"
+#include "runtime/exec/function.h"
+#include "runtime/memory/planner.h"
 
 namespace tsl {
 namespace {

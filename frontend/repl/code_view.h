@@ -1,5 +1,5 @@
 // The register program of a function, for learners: `:code f` in the REPL and
-// `tsl --dump=code FILE` (see Note [Compiling a graph to Code] in runtime/interpreter.h).
+// `tsl --dump=code FILE` (see Note [Compiling a graph to Code] in runtime/exec/interpreter.h).
 #pragma once
 
 #include <string>

@@ -23,7 +23,7 @@
 #include "ir/schema.h"
 #include "ir/source.h"
 #include "ir/utf8.h"
-#include "runtime/interpreter.h"
+#include "runtime/exec/interpreter.h"
 #include "runtime/kernels/op_info.h"
 
 #if TSL_HAVE_LIBEDIT

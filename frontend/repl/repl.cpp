@@ -31,9 +31,9 @@
 #include "ir/dot.h"
 #include "ir/schema.h"
 #include "runtime/autograd/node.h"
-#include "runtime/interpreter.h"
+#include "runtime/exec/interpreter.h"
 #include "runtime/kernels/output.h"
-#include "runtime/profiler.h"
+#include "runtime/exec/profiler.h"
 #include "runtime/tensor/device_backend.h"
 
 namespace tsl {

@@ -34,7 +34,7 @@ bool is_plain_scalar(const TypePtr& t) {
 }
 
 // `to(t, dtype)` joins groups so that a gradient's casts do not split it (Note
-// [Conversions in the fused program] in runtime/fusion_program.h). A fused `to` makes
+// [Conversions in the fused program] in runtime/fusion/program.h). A fused `to` makes
 // a new tensor where the kernel may return its operand itself, so it joins only when
 // nothing can tell: neither is written in place, both do not escape, their identity
 // is not compared.

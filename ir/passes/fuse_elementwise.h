@@ -1,5 +1,5 @@
 // Elementwise fusion: chains and trees of elementwise ops become one FusionGroup node
-// that the interpreter runs as one pass over memory (runtime/fusion.h).
+// that the interpreter runs as one pass over memory (runtime/fusion/fusion.h).
 #pragma once
 
 #include "ir/ir.h"

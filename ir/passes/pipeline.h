@@ -43,7 +43,7 @@ using PassObserver =
 // The whole pipeline: the optimization rounds, then the final steps (fusion), then the
 // verifier, which also runs after every step in debug builds. The result depends only on
 // the graph (every pass walks it in program order). Inlining comes before it: it needs
-// the callees (runtime/function.h: inline_function_calls).
+// the callees (runtime/exec/function.h: inline_function_calls).
 void run_pipeline(Graph& g, PipelineKind kind, const PassObserver& observer = nullptr);
 
 // The optimization rounds alone (the `optimize` pass of --passes, tests). Returns whether

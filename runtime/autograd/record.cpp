@@ -17,7 +17,7 @@
 #include "ir/autodiff/prepare.h"
 #include "ir/schema.h"
 #include "runtime/autograd/node.h"
-#include "runtime/function.h"
+#include "runtime/exec/function.h"
 #include "runtime/kernels/einsum_equation.h"
 #include "runtime/tensor/device_backend.h"
 #include "runtime/tensor/grad_mode.h"

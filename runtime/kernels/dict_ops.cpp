@@ -22,7 +22,7 @@ namespace tsl {
 //    (frontend/emit_expr.cpp: resolve_type), the IR text and the op schemas
 //    (`Dict(str, t)`);
 //  * literals, subscripts, `in`, methods and iteration: frontend/emit_dict.cpp;
-//  * DictConstruct (PRIM): the interpreter's prim kernels (runtime/interpreter.cpp);
+//  * DictConstruct (PRIM): the interpreter's prim kernels (runtime/exec/interpreter.cpp);
 //  * autodiff: Note [Dicts under differentiation] in ir/autodiff/forward_containers.h.
 // Iterating over a dict (`for k in d`, `.items()`, `.values()`) walks a snapshot of
 // its keys and reads each value when its turn comes, and raises Python's

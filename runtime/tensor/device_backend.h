@@ -65,7 +65,7 @@ class DeviceBackend {
   virtual void synchronize() = 0;
 
   // Kernels compiled at run time from generated source (the CUDA kernels of
-  // FusionGroups, runtime/fusion_device.cpp); the caller keeps the compiled images.
+  // FusionGroups, runtime/fusion/device_kernels.cpp); the caller keeps the compiled images.
   // What decides the code compiled from one source here (the compiler's version, the
   // device's architecture): part of the key under which an image is kept.
   virtual std::string kernel_compiler_identity() = 0;

@@ -69,7 +69,7 @@ inline size_t cpu_peak_bytes() { return peak_live_storage_bytes(); }
 inline void reset_cpu_peak_bytes() { reset_peak_live_storage_bytes(); }
 
 // ---- Planned allocations ---------------------------------------------------------------
-// See Note [Memory planning] in runtime/memory_planner.h: while compiled code runs on a
+// See Note [Memory planning] in runtime/memory/planner.h: while compiled code runs on a
 // thread, the memory planner may serve that thread's CPU allocations from an arena.
 
 // Serves CPU allocations in place of the allocator while installed on a thread.

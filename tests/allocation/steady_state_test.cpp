@@ -10,8 +10,8 @@
 #include <new>
 
 #include "frontend/compilation_unit.h"
-#include "runtime/function.h"
-#include "runtime/memory_planner.h"
+#include "runtime/exec/function.h"
+#include "runtime/memory/planner.h"
 #include "runtime/tensor/storage.h"
 #include "tests/common/programs.h"
 

@@ -25,7 +25,7 @@
 #include "ir/autodiff/differentiate.h"
 #include "ir/autodiff/forward_mode.h"
 #include "ir/schema.h"
-#include "runtime/function.h"
+#include "runtime/exec/function.h"
 #include "runtime/kernels/kernel.h"
 
 namespace tsl::autodiff {

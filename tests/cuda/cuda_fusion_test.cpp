@@ -1,4 +1,4 @@
-// FusionGroups on CUDA (Note [Fused kernels on CUDA] in runtime/fusion_device.cpp).
+// FusionGroups on CUDA (Note [Fused kernels on CUDA] in runtime/fusion/device_kernels.cpp).
 // Without a GPU: the kernel generated for every fused op (every row of
 // runtime/fused_ops.def), every way of reading an input, bool values and both dtypes
 // compiles with NVRTC. With one: a group runs as
@@ -14,10 +14,10 @@
 
 #include "ir/ir_parser.h"
 #include "ir/passes/fuse_elementwise.h"
-#include "runtime/fusion.h"
-#include "runtime/fusion_device.h"
+#include "runtime/fusion/fusion.h"
+#include "runtime/fusion/device_kernels.h"
 #include "runtime/kernels/cuda/cuda_context.h"
-#include "runtime/native_compiler.h"
+#include "runtime/fusion/native_compiler.h"
 #include "runtime/tensor/device_backend.h"
 #include "tests/cuda/cuda_test_util.h"
 #include "tests/runtime/fusion_test_util.h"

@@ -13,8 +13,8 @@
 
 #include "frontend/compilation_unit.h"
 #include "runtime/autograd/record.h"
-#include "runtime/function.h"
-#include "runtime/memory_planner.h"
+#include "runtime/exec/function.h"
+#include "runtime/memory/planner.h"
 #include "runtime/tensor/error.h"
 #include "tests/common/programs.h"
 

@@ -4,7 +4,7 @@
 
 #include "frontend/compilation_unit.h"
 #include "frontend/repl/driver.h"
-#include "runtime/function.h"
+#include "runtime/exec/function.h"
 
 namespace tsl {
 namespace {

@@ -22,10 +22,10 @@
 #include "ir/ir_parser.h"
 #include "ir/passes/fuse_elementwise.h"
 #include "ir/schema.h"
-#include "runtime/fusion.h"
-#include "runtime/fusion_codegen.h"
+#include "runtime/fusion/fusion.h"
+#include "runtime/fusion/codegen.h"
 #include "runtime/kernels/cpu/formulas.h"
-#include "runtime/native_compiler.h"
+#include "runtime/fusion/native_compiler.h"
 #include "runtime/tensor/parallel.h"
 #include "tests/runtime/fusion_test_util.h"
 

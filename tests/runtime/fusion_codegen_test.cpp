@@ -18,8 +18,8 @@
 
 #include "ir/ir_parser.h"
 #include "ir/passes/fuse_elementwise.h"
-#include "runtime/fusion.h"
-#include "runtime/native_compiler.h"
+#include "runtime/fusion/fusion.h"
+#include "runtime/fusion/native_compiler.h"
 #include "runtime/tensor/cpu_info.h"
 #include "runtime/tensor/parallel.h"
 #include "tests/runtime/fusion_test_util.h"

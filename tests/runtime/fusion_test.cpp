@@ -12,8 +12,8 @@
 
 #include "ir/ir_parser.h"
 #include "ir/passes/fuse_elementwise.h"
-#include "runtime/fusion.h"
-#include "runtime/interpreter.h"
+#include "runtime/fusion/fusion.h"
+#include "runtime/exec/interpreter.h"
 #include "runtime/tensor/parallel.h"
 #include "tests/runtime/fusion_test_util.h"
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "runtime/fused_ops.h"
-#include "runtime/interpreter.h"
+#include "runtime/exec/interpreter.h"
 
 namespace tsl {
 

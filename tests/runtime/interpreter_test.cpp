@@ -2,8 +2,8 @@
 // re-compiling, user errors carry the failing node's location.
 #include <gtest/gtest.h>
 
-#include "runtime/function.h"
-#include "runtime/interpreter.h"
+#include "runtime/exec/function.h"
+#include "runtime/exec/interpreter.h"
 #include "runtime/tensor/storage.h"
 
 namespace tsl {

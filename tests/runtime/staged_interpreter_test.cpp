@@ -8,8 +8,8 @@
 
 #include "ir/autodiff/differentiate.h"
 #include "ir/ir_parser.h"
-#include "runtime/function.h"
-#include "runtime/interpreter.h"
+#include "runtime/exec/function.h"
+#include "runtime/exec/interpreter.h"
 #include "runtime/tensor/storage.h"
 
 namespace tsl {

@@ -1,7 +1,7 @@
 // The CPU formulas of the fused ops (one struct per row of runtime/fused_ops.def), in one
 // place for the programs that must compute them alike: the unfused kernels
-// (elementwise_unary.cpp), the fused chunk loop (runtime/fusion_loop.cpp) and the C++
-// generated per FusionGroup (runtime/fusion_codegen.cpp), which embeds this file's text.
+// (elementwise_unary.cpp), the fused chunk loop (runtime/fusion/chunk_loop.cpp) and the C++
+// generated per FusionGroup (runtime/fusion/codegen.cpp), which embeds this file's text.
 // So it includes nothing of TSL's, and no line of it may contain the delimiter of the
 // raw string CMake wraps it in (CMakeLists.txt: cpu_formulas_text.cpp). See Note [CPU
 // formulas].

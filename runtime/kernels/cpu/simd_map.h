@@ -1,6 +1,6 @@
 // One SIMD form for every element: the unfused kernels (elementwise_unary.cpp), the
-// fused chunk loop (fusion_chunk_ops.h) and the compiled fusion kernels
-// (fusion_codegen.cpp) all evaluate Eigen's array forms (exp, tanh, sigmoid, ...) one
+// fused chunk loop (chunk_ops.h) and the compiled fusion kernels
+// (codegen.cpp) all evaluate Eigen's array forms (exp, tanh, sigmoid, ...) one
 // whole packet at a time, so an element's bits depend on its value only, never on
 // where a chunk or a thread's range begins.
 //

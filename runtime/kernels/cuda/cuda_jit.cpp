@@ -1,7 +1,7 @@
 // Kernels compiled at run time: NVRTC turns generated CUDA C++ into an image for the
 // GPU (a cubin, or PTX for an architecture newer than the NVRTC at hand), the runtime
 // loads it as a library and launches its kernel on TSL's stream. The fused kernels of
-// FusionGroups use it (Note [Fused kernels on CUDA] in runtime/fusion_device.cpp).
+// FusionGroups use it (Note [Fused kernels on CUDA] in runtime/fusion/device_kernels.cpp).
 #include <dlfcn.h>
 #include <nvrtc.h>
 

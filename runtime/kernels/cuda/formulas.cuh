@@ -2,11 +2,11 @@
 // function tsl_<formula> per row of runtime/fused_ops.def), in one place for the two
 // programs that must compute them alike: the unfused kernels (elementwise_unary.cu,
 // compiled by nvcc) and the kernel generated for each FusionGroup
-// (runtime/fusion_device.cpp, compiled at run time by NVRTC), which embeds this file's
+// (runtime/fusion/device_kernels.cpp, compiled at run time by NVRTC), which embeds this file's
 // text. So it includes nothing, names the C math functions (expf, exp)
 // rather than std:: overloads (NVRTC has no standard headers), and no line of it may
 // contain the delimiter of the raw string CMake wraps it in (CMakeLists.txt:
-// cuda_formulas_text.cpp). See Note [Fused kernels on CUDA] in runtime/fusion_device.cpp.
+// cuda_formulas_text.cpp). See Note [Fused kernels on CUDA] in runtime/fusion/device_kernels.cpp.
 #ifndef TSL_CUDA_FORMULAS_CUH
 #define TSL_CUDA_FORMULAS_CUH
 

@@ -6,7 +6,7 @@
 
 #include "frontend/compilation_unit.h"
 #include "frontend/parser.h"
-#include "runtime/native_compiler.h"
+#include "runtime/fusion/native_compiler.h"
 #include "runtime/tensor/parallel.h"
 #include "tests/fuzz/targets/fuzz_target.h"
 

@@ -10,7 +10,7 @@
 #include "frontend/compilation_unit.h"
 #include "frontend/parser.h"
 #include "runtime/kernels/output.h"
-#include "runtime/native_compiler.h"
+#include "runtime/fusion/native_compiler.h"
 #include "runtime/tensor/interrupt.h"
 #include "runtime/tensor/parallel.h"
 #include "runtime/tensor/storage.h"

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "runtime/memory_planner.h"
-#include "runtime/report_text.h"
+#include "runtime/exec/report_text.h"
+#include "runtime/memory/planner.h"
 
 namespace tsl {
 namespace {

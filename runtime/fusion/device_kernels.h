@@ -1,11 +1,11 @@
 // FusionGroups on a GPU: one kernel per group, generated from its fused program and
-// compiled at run time. See Note [Fused kernels on CUDA] in fusion_device.cpp.
+// compiled at run time. See Note [Fused kernels on CUDA] in device_kernels.cpp.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "runtime/fusion_program.h"
+#include "runtime/fusion/program.h"
 
 namespace tsl::fusion {
 

@@ -1,13 +1,13 @@
 // The memory planner: offset assignment, and the planner of a Code that chooses between
-// tracing a run and serving it from an arena (runtime/memory_runs.h). See Note [Memory planning].
-#include "runtime/memory_planner.h"
+// tracing a run and serving it from an arena (runtime/memory/runs.h). See Note [Memory planning].
+#include "runtime/memory/planner.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <string_view>
 
-#include "runtime/memory_runs.h"
+#include "runtime/memory/runs.h"
 
 namespace tsl {
 namespace {

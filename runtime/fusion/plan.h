@@ -1,5 +1,5 @@
-// Planning one run of a fused program, shared by the CPU's chunk loop (fusion_loop.cpp)
-// and the CUDA kernels generated from the program (fusion_device.cpp): the run's dtype
+// Planning one run of a fused program, shared by the CPU's chunk loop (chunk_loop.cpp)
+// and the CUDA kernels generated from the program (device_kernels.cpp): the run's dtype
 // and shape, what each value is (Note [Bool values in the fused program]), and the
 // steps' values.
 #pragma once
@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "runtime/fusion_program.h"
+#include "runtime/fusion/program.h"
 #include "runtime/tensor/dim_vector.h"
 
 namespace tsl::fusion {

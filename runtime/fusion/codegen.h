@@ -1,13 +1,13 @@
 // Compiled fusion kernels: C++ generated from a FusionGroup's fused program, compiled
 // at run time (native_compiler.h) and run in place of the chunk loop's body. See Note
-// [Compiled fusion kernels] in runtime/fusion.h.
+// [Compiled fusion kernels] in runtime/fusion/fusion.h.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
 
-#include "runtime/fusion_program.h"
+#include "runtime/fusion/program.h"
 
 namespace tsl::fusion {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ir/ir.h"
-#include "runtime/interpreter.h"
+#include "runtime/exec/interpreter.h"
 
 namespace tsl {
 
@@ -21,7 +21,7 @@ struct Gradient;
 // the dumps show (`--dump=ir`, `:graph`), what callers inline and what transforms
 // differentiate. Its Code is compiled, once, from a copy that went through the pipeline
 // of ir/passes/pipeline.h (the optimizer, then elementwise fusion, run by
-// runtime/fusion.h, then the verifier), so every function, top-level statement
+// runtime/fusion/fusion.h, then the verifier), so every function, top-level statement
 // and gradient graph runs optimized while the text a learner reads stays the one
 // written. `tsl --no-opt` or TSL_NO_OPT=1 compiles the graph as it is (no fusion
 // either), for debugging the passes.

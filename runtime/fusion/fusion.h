@@ -11,10 +11,10 @@
 namespace tsl {
 
 // Note [Running a FusionGroup]
-// The interpreter compiles each FusionGroup once, with its Code (fusion_compile.cpp):
+// The interpreter compiles each FusionGroup once, with its Code (compile_group.cpp):
 // the group's block becomes a straight-line program over chunk registers (buffers of
 // 4 KiB, 1024 float32 or 512 float64 elements) and, for the runs that program cannot
-// take, a list of the ordinary kernels. At run time (fusion_loop.cpp) the fused loop
+// take, a list of the ordinary kernels. At run time (chunk_loop.cpp) the fused loop
 // runs when every op of the program has a row in runtime/fused_ops.def (Note [Fused
 // ops]; `to` only to a value's own dtype, and `dtype`, see Note [Conversions in the
 // fused program]), the floating tensor inputs share one dtype, float32
@@ -43,7 +43,7 @@ namespace tsl {
 // L1, and the next op loads it back. For chains of cheap ops (a gradient's) that
 // traffic is the cost, and even the benchmark's forward, bound by its exp and tanh,
 // spends a third of its time on it. So a hot group gets a kernel of its own: C++ that
-// carries one SIMD packet through every step in registers (fusion_codegen.cpp),
+// carries one SIMD packet through every step in registers (codegen.cpp),
 // compiled at run time by the C++ compiler TSL was built with (native_compiler.cpp)
 // and loaded with dlopen. A kernel is specific to the run's dtype and to how each
 // input is read (as a pointer: in place, or gathered per chunk as for the chunk loop;

@@ -1,7 +1,7 @@
-// The loops of the fused program over one chunk (fusion_loop.cpp): each op over a
+// The loops of the fused program over one chunk (chunk_loop.cpp): each op over a
 // whole chunk with the formulas of the unfused CPU kernels (runtime/kernels/cpu/
 // formulas.h), and the gather of broadcast or strided inputs. Included by
-// fusion_loop.cpp only.
+// chunk_loop.cpp only.
 #pragma once
 
 #include <algorithm>

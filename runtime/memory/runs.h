@@ -1,4 +1,4 @@
-// Internal to the memory planner (runtime/memory_planner.cpp): the two kinds of run.
+// Internal to the memory planner (runtime/memory/planner.cpp): the two kinds of run.
 // A TracingRun records what a Code's run allocates and when each block dies; an
 // ArenaRun serves a run from a plan's arena. See Note [Memory planning].
 #pragma once
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/memory_planner.h"
+#include "runtime/memory/planner.h"
 
 namespace tsl {
 

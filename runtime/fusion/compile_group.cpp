@@ -5,8 +5,8 @@
 #include <optional>
 #include <unordered_map>
 
-#include "runtime/fusion_program.h"
-#include "runtime/interpreter.h"
+#include "runtime/exec/interpreter.h"
+#include "runtime/fusion/program.h"
 
 namespace tsl::fusion {
 namespace {

@@ -1,12 +1,12 @@
 // The profiler; see profiler.h.
-#include "runtime/profiler.h"
+#include "runtime/exec/profiler.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <sstream>
 
-#include "runtime/report_text.h"
+#include "runtime/exec/report_text.h"
 #include "runtime/tensor/storage.h"
 
 namespace tsl {

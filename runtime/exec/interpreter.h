@@ -11,7 +11,7 @@
 
 #include "ir/ir.h"
 #include "runtime/kernels/kernel.h"
-#include "runtime/memory_planner.h"
+#include "runtime/memory/planner.h"
 #include "runtime/tensor/interrupt.h"
 
 namespace tsl {
@@ -77,6 +77,9 @@ struct Instruction {
 // The kernel of a structural op (PRIM: lists, tuples, dtype, closures...) that the
 // interpreter runs itself rather than through the kernel registry; null for others.
 KernelFn prim_kernel(OpId op);
+
+// The input register of a stage input that nothing reads: the value is dropped.
+inline constexpr uint32_t kNoRegister = UINT32_MAX;
 
 namespace autograd {
 class EagerSite;

@@ -1,12 +1,12 @@
 // The runs of the memory planner: tracing a Code's allocations, and serving them from
-// an arena. See Note [Memory planning] in runtime/memory_planner.h.
-#include "runtime/memory_runs.h"
+// an arena. See Note [Memory planning] in runtime/memory/planner.h.
+#include "runtime/memory/runs.h"
 
 #include <algorithm>
 #include <cstring>
 #include <new>
 
-#include "runtime/interpreter.h"
+#include "runtime/exec/interpreter.h"
 #include "runtime/tensor/error.h"
 #include "runtime/tensor/tensor.h"
 

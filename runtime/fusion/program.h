@@ -1,5 +1,5 @@
-// The fused program of a FusionGroup, shared by its compiler (fusion_compile.cpp) and
-// its chunk loop (fusion_loop.cpp); runtime/fusion.h is the public side. Its ops are
+// The fused program of a FusionGroup, shared by its compiler (compile_group.cpp) and
+// its chunk loop (chunk_loop.cpp); runtime/fusion/fusion.h is the public side. Its ops are
 // the rows of runtime/fused_ops.def (Note [Fused ops]). See Note [Running a
 // FusionGroup] and Note [Bool values in the fused program].
 #pragma once
@@ -19,7 +19,7 @@ namespace tsl::fusion {
 // Note [Bool values in the fused program]
 // Every chunk register holds elements of the run's floating dtype T. A bool value (the
 // result of a comparison, or a bool tensor input) is held as T(0) or T(1), and a
-// `kind` computed per run (plan_kinds in fusion_plan.cpp) remembers that it is bool:
+// `kind` computed per run (plan_kinds in plan.cpp) remembers that it is bool:
 // bool results are stored as bool tensors, and an op runs fused only where PyTorch's
 // promotion makes its computation the one on T values: arithmetic with a T operand
 // (a bool converts to 0 or 1 there), comparisons and logical ops with a T operand or
@@ -73,7 +73,7 @@ struct FallbackStep {
   std::vector<uint32_t> ins, outs;
 };
 
-// How a compiled kernel reads a group input (fusion_codegen.h).
+// How a compiled kernel reads a group input (codegen.h).
 enum class CompiledInput : uint8_t { Unused, Pointer, Scalar };
 
 }  // namespace tsl::fusion
@@ -94,7 +94,7 @@ struct CompiledVariant {
   std::shared_ptr<NativeModule> module;
 };
 
-// How a kernel generated for a device (fusion_device.cpp) reads a group input: not
+// How a kernel generated for a device (device_kernels.cpp) reads a group input: not
 // at all; in place at the element's index (contiguous, the result's shape); one
 // element for all (a single element, or one value expanded); at the element's
 // position through the input's strides; a number passed with the launch.
@@ -151,21 +151,21 @@ class FusedGroup : public ObjectImpl {
   std::vector<FallbackStep> fallback;
   std::vector<uint32_t> return_slots;
 
-  // Compiled kernels (fusion_codegen.cpp); runs on several threads may ask.
+  // Compiled kernels (codegen.cpp); runs on several threads may ask.
   mutable std::mutex compiled_mu;
   mutable std::vector<CompiledVariant> compiled;
-  // Kernels generated for a device (fusion_device.cpp), under the same mutex.
+  // Kernels generated for a device (device_kernels.cpp), under the same mutex.
   mutable std::vector<DeviceVariant> device_compiled;
 };
 
-// Compiles the block of FusionGroup `n` (fusion_compile.cpp).
+// Compiles the block of FusionGroup `n` (compile_group.cpp).
 IntrusivePtr<FusedGroup> compile_group(const Node* n);
 
 // Runs the fused loop; false (nothing written) when this run must take the fallback
-// (fusion_loop.cpp).
+// (chunk_loop.cpp).
 bool run_fused(const FusedGroup& g, KernelArgs& args);
 
-// How many fused runs used a compiled kernel (fusion_loop.cpp).
+// How many fused runs used a compiled kernel (chunk_loop.cpp).
 int64_t compiled_runs();
 
 }  // namespace tsl::fusion

@@ -8,10 +8,10 @@
 #include <limits>
 #include <optional>
 
-#include "runtime/fusion_chunk_ops.h"
-#include "runtime/fusion_codegen.h"
-#include "runtime/fusion_plan.h"
-#include "runtime/fusion_program.h"
+#include "runtime/fusion/chunk_ops.h"
+#include "runtime/fusion/codegen.h"
+#include "runtime/fusion/plan.h"
+#include "runtime/fusion/program.h"
 #include "runtime/tensor/parallel.h"
 
 namespace tsl::fusion {
@@ -45,7 +45,7 @@ struct Gather {
 };
 
 // A step's values for this run: the ones its formula takes (the slope; clamp's bounds,
-// -inf and +inf where absent), or alpha (step_values in fusion_plan.h).
+// -inf and +inf where absent), or alpha (step_values in plan.h).
 template <typename T>
 struct StepValues {
   T v0 = T(0), v1 = T(0);

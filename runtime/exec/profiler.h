@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "ir/ir.h"
-#include "runtime/fusion.h"
-#include "runtime/memory_planner.h"
-#include "runtime/native_compiler.h"
+#include "runtime/fusion/fusion.h"
+#include "runtime/fusion/native_compiler.h"
+#include "runtime/memory/planner.h"
 
 namespace tsl {
 

@@ -1,6 +1,6 @@
 // Compiling generated C++ into a shared object at run time, with a cache on disk: the
-// back end of compiled fusion kernels (fusion_codegen.h). See Note [Compiled fusion
-// kernels] in runtime/fusion.h.
+// back end of compiled fusion kernels (codegen.h). See Note [Compiled fusion
+// kernels] in runtime/fusion/fusion.h.
 #pragma once
 
 #include <atomic>

@@ -2,7 +2,7 @@
 // (the one TSL was built with, with TSL's code-generation flags) on each source, and
 // the shared objects stay on disk, named by a hash of everything that shapes them, so
 // that later sessions load them at once. See Note [Compiled fusion kernels].
-#include "runtime/native_compiler.h"
+#include "runtime/fusion/native_compiler.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

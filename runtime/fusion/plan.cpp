@@ -1,5 +1,5 @@
-// Planning one run of a fused program. See runtime/fusion_plan.h.
-#include "runtime/fusion_plan.h"
+// Planning one run of a fused program. See runtime/fusion/plan.h.
+#include "runtime/fusion/plan.h"
 
 #include <algorithm>
 #include <optional>

@@ -1,12 +1,12 @@
-// Running FusionGroup nodes: the fused chunk loop (fusion_loop.cpp) when a run allows
+// Running FusionGroup nodes: the fused chunk loop (chunk_loop.cpp) when a run allows
 // it, else the op-by-op fallback here. See Note [Running a FusionGroup] in fusion.h.
-#include "runtime/fusion.h"
+#include "runtime/fusion/fusion.h"
 
 #include <atomic>
 #include <vector>
 
-#include "runtime/fusion_device.h"
-#include "runtime/fusion_program.h"
+#include "runtime/fusion/device_kernels.h"
+#include "runtime/fusion/program.h"
 #include "runtime/tensor/device_backend.h"
 
 namespace tsl {
@@ -45,7 +45,7 @@ void run_fusion_group(KernelArgs& args) {
   const auto& g =
       static_cast<const fusion::FusedGroup&>(args.in(args.num_inputs() - 1).to_object());
   // The fused loop and its compiled kernels run on the CPU; on a GPU the group runs as
-  // one generated kernel (Note [Fused kernels on CUDA] in fusion_device.cpp) where it
+  // one generated kernel (Note [Fused kernels on CUDA] in device_kernels.cpp) where it
   // can, else its ops one by one with the device's kernels.
   Device device = device_tensors_created() ? kernel_device(args) : kCPU;
   bool fused = g.fusable && (device.is_cpu() ? fusion::run_fused(g, args)
