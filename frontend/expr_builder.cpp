@@ -179,6 +179,7 @@ Built ExprBuilder::Impl::operator_expr(ParserRuleContext* ctx) {
   for (size_t i = spine_.size(); i-- > base;) {
     ParserRuleContext* node = spine_[i];
     ParseTree* op = node->children[1];
+    reject_not_operand(op, rule(node->children[2]));
     Built rhs = expr(rule(node->children[2]));
     if (!is_token(op)) {
       lhs = compare(node, std::move(lhs), open_compare, std::move(rhs), rule(op));
@@ -200,6 +201,16 @@ Built ExprBuilder::Impl::operator_expr(ParserRuleContext* ctx) {
   }
   spine_.resize(base);
   return lhs;
+}
+
+// `a == not b`, `a * not b`: the grammar's `NOT expr` alternative may stand right of any
+// binary operator, but Python's grammar has `not` bind looser than comparisons and
+// arithmetic, so only `and`/`or` may take it unparenthesized (CPython: invalid syntax,
+// at the `not`).
+void ExprBuilder::Impl::reject_not_operand(ParseTree* op, ParserRuleContext* operand) {
+  if (is_token(op) && (token_type(op) == P::AND || token_type(op) == P::OR)) return;
+  if (operand->children.size() == 2 && token_type(operand->children[0]) == P::NOT)
+    compile_error(range(operand->children[0]), "invalid syntax");
 }
 
 // One comparison of a chain: a new Compare, or `lhs` (the Compare of the comparison

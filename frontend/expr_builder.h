@@ -52,6 +52,7 @@ struct ExprBuilder::Impl {
   Built unary(ParserRuleContext* ctx, ast::UnaryOp op);
   Built operator_expr(ParserRuleContext* ctx);
   Built compare(ParserRuleContext* node, Built lhs, bool open, Built rhs, ParserRuleContext* op);
+  void reject_not_operand(ParseTree* op, ParserRuleContext* operand);
   static ast::CmpOp compare_op(ParserRuleContext* c);
   Built factor(ParserRuleContext* ctx);
   Built tuple(ParserRuleContext* ctx);

@@ -83,6 +83,12 @@ TEST(SyntaxErrors, Statements) {
   EXPECT_EQ(error_of("for x y:\n  pass"), "1:7: expected 'in'");
   EXPECT_EQ(error_of("x = \n"), "1:5: invalid syntax");
   EXPECT_EQ(error_of("x = 1 +"), "1:8: invalid syntax");
+  // `not` binds looser than comparisons and arithmetic: only and/or take it bare.
+  EXPECT_EQ(error_of("y = a == not b"), "1:10: invalid syntax");
+  EXPECT_EQ(error_of("y = a * not b"), "1:9: invalid syntax");
+  EXPECT_EQ(error_of("y = a < not b < c"), "1:9: invalid syntax");
+  EXPECT_EQ(error_of("y = a and not b == c or not d"), "ok");
+  EXPECT_EQ(error_of("y = not a == b if not c else not d"), "ok");
   EXPECT_EQ(error_of("else:\n  pass\n"), "1:1: invalid syntax");
   EXPECT_EQ(error_of("f(a b)"), "1:3: invalid syntax. Perhaps you forgot a comma?");
   EXPECT_EQ(error_of("if x = 1:\n  pass"),
