@@ -2,13 +2,10 @@
 // [Result rules] in runtime/ops.def.
 #include "ir/dtype_rules.h"
 
+#include "ir/passes/pass_utils.h"
+
 namespace tsl {
 namespace {
-
-const IValue* constant_of(const Value* v) {
-  const Node* n = v->node();
-  return n->op() == OpId::Constant ? &n->attr("value") : nullptr;
-}
 
 bool is_tensor_type(const TypePtr& t) { return t->kind() == TypeKind::Tensor; }
 
@@ -235,7 +232,7 @@ DtypeFact result_dtype(const FunctionSchema& schema, std::span<Value* const> inp
   for (size_t i = 0; i < schema.arguments.size() && i < inputs.size(); ++i) {
     if (schema.arguments[i].name != "dtype") continue;
     const Value* d = inputs[i];
-    if (const IValue* c = constant_of(d)) {
+    if (const IValue* c = constant_value(d)) {
       if (c->is_dtype()) return known_dtype(c->to_dtype());
       if (!c->is_none()) return {};
     } else if (d->node()->op() == OpId::dtype) {

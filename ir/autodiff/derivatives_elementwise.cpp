@@ -162,11 +162,10 @@ std::vector<Sym> hardtanh_jvp(const RuleContext& c) {
 Sym logit_partial(const RuleContext& c, Sym g) {
   Sym x = x_of(c);
   Sym d = g / (x * (1.0 - x));
-  const IValue* k = c.constant_input(1);
-  if (c.input(1).value()->type()->kind() == TypeKind::None || (k && k->is_none())) {
+  if (!has_optional_input(c, 1)) {
     return where(call(OpId::logical_or, {lt(x, 0.0), gt(x, 1.0)}), NAN, d);
   }
-  Sym eps = c.input(1);
+  Sym eps = optional_tensor(c, 1);  // unwrapped when the graph holds an Optional[float]
   Sym hi = call(OpId::sub_float, {1.0, eps});
   return where(call(OpId::logical_or, {lt(x, eps), gt(x, hi)}), 0.0, d);
 }

@@ -253,9 +253,9 @@ bool is_commutative(const Node* n) {
   const FunctionSchema& schema = schema_of(n->op());
   for (size_t i = 2; i < n->inputs().size(); ++i) {
     const IValue* c = constant_value(n->input(i));
-    const std::optional<IValue>& d =
-        i < schema.arguments.size() ? schema.arguments[i].default_value : std::optional<IValue>();
-    if (!c || !d || constant_key(*c).empty() || constant_key(*c) != constant_key(*d)) return false;
+    if (!c || i >= schema.arguments.size() || !schema.arguments[i].default_value) return false;
+    std::string key = constant_key(*c);
+    if (key.empty() || key != constant_key(*schema.arguments[i].default_value)) return false;
   }
   return true;
 }
