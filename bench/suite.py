@@ -373,7 +373,7 @@ def torch_version():
 
 
 def tsl_instruction_sets(tsl):
-    """What `tsl --version` says of the CPU's x86-64 level and the build's -march."""
+    """What `tsl --version` says of the CPU's x86-64 level, the build and the kernels."""
     try:
         text = subprocess.run([tsl, "--version"], capture_output=True, text=True,
                               timeout=30).stdout
@@ -381,7 +381,8 @@ def tsl_instruction_sets(tsl):
         return "unknown (tsl --version did not run)"
     found = dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
     cpu = found.get("cpu", "unknown").rsplit(", ", 1)[-1]
-    return f"this CPU {cpu}; TSL's kernels {found.get('kernels', 'unknown')}"
+    return (f"this CPU {cpu}; TSL built for {found.get('build', 'unknown')}; "
+            f"kernels running: {found.get('kernels', 'unknown')}")
 
 
 # ---- Output

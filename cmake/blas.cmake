@@ -2,9 +2,10 @@
 # linalg_gemm.cpp, Note [GEMM through BLAS]). TSL_BLAS=AUTO uses Debian's single-threaded
 # OpenBLAS (libopenblas-serial-dev) when it is installed, ON requires it, OFF keeps every
 # product on Eigen. The serial build is the one TSL wants: TSL's own pool splits a large
-# product between threads, so no second pool spins beside it; Debian builds it with
-# OpenBLAS's locking, so concurrent calls from TSL's threads are safe. It picks its
-# kernels for the running CPU at load time (DYNAMIC_ARCH), as TSL's binary must.
+# product between threads, so no second pool spins beside it. Debian does not build it
+# with OpenBLAS's locking: TSL makes one call at a time (Note [GEMM through BLAS] in
+# runtime/kernels/cpu/linalg_gemm.cpp). It picks its kernels for the running CPU at load
+# time (DYNAMIC_ARCH), as TSL's own kernels do (cmake/cpu_capabilities.cmake).
 set(TSL_BLAS "AUTO" CACHE STRING "GEMM through OpenBLAS (serial): AUTO, ON or OFF")
 set_property(CACHE TSL_BLAS PROPERTY STRINGS AUTO ON OFF)
 

@@ -22,12 +22,13 @@
 #include "ir/ir_parser.h"
 #include "ir/passes/pass_registry.h"
 #include "runtime/exec/function.h"
-#include "runtime/fusion/codegen.h"
 #include "runtime/exec/interpreter.h"
+#include "runtime/exec/profiler.h"
+#include "runtime/fusion/codegen.h"
+#include "runtime/fusion/native_compiler.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/memory/planner.h"
-#include "runtime/fusion/native_compiler.h"
-#include "runtime/exec/profiler.h"
+#include "runtime/tensor/cpu_capability.h"
 #include "runtime/tensor/cpu_info.h"
 #include "runtime/tensor/device_backend.h"
 #include "runtime/tensor/parallel.h"
@@ -107,7 +108,7 @@ struct Options {
   bool has_passes = false;
   std::string file;
   std::vector<std::string> script_args;
-  bool profile = false;  // --profile: a time table per op kind on stderr at the end
+  bool profile = false;   // --profile: a time table per op kind on stderr at the end
   std::string grad_call;  // --args 'f(x, w)' with --dump=grad
   bool values = false;    // --values with --args
 };
@@ -422,8 +423,9 @@ int run_command_line(const std::vector<std::string>& args) {
       constexpr const char* kCompilerName = "GCC";
 #endif
       const CpuInfo& cpu = cpu_info();
-      std::cout << "tsl " << TSL_VERSION << "\nkernels: " << build_instruction_set()
-                << ", built by " << kCompilerName << " " << __VERSION__ << "\ncpu: " << cpu.brand
+      std::cout << "tsl " << TSL_VERSION << "\nbuild: " << build_instruction_set() << ", built by "
+                << kCompilerName << " " << __VERSION__
+                << "\nkernels: " << cpu::active_capability_description() << "\ncpu: " << cpu.brand
                 << ", " << cpu.level << "\n";
       return kExitOk;
     }

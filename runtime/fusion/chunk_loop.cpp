@@ -12,12 +12,11 @@
 #include "runtime/fusion/codegen.h"
 #include "runtime/fusion/plan.h"
 #include "runtime/fusion/program.h"
+#include "runtime/tensor/cpu_capability.h"
 #include "runtime/tensor/parallel.h"
 
 namespace tsl::fusion {
 namespace {
-
-std::atomic<int64_t> g_compiled_runs{0};
 
 // ---- The plan of one run ----------------------------------------------------------------
 //
@@ -395,7 +394,7 @@ bool run_typed(const FusedGroup& g, KernelArgs& args, DType dtype, DimVector sha
   }
   ChunkRunner<T> runner(g, p, p.out_ptrs);
   CompiledKernelFn fn = compiled_kernel_for(g, p);
-  if (fn) g_compiled_runs.fetch_add(1, std::memory_order_relaxed);
+  if (fn) note_compiled_run();
   const T* scalars = p.compiled_scalars.data();
   if (p.n < 2 * kParallelGrain) {
     runner.run(0, p.n, fn, scalars);
@@ -415,7 +414,9 @@ bool run_typed(const FusedGroup& g, KernelArgs& args, DType dtype, DimVector sha
 
 }  // namespace
 
-int64_t compiled_runs() { return g_compiled_runs.load(std::memory_order_relaxed); }
+// Built per capability (Note [One binary for every x86-64]): fusion::run_fused
+// (fusion.cpp) calls the running one's.
+namespace TSL_CAPABILITY_NAMESPACE {
 
 bool run_fused(const FusedGroup& g, KernelArgs& args) {
   DType dtype = DType::Float32;
@@ -425,4 +426,5 @@ bool run_fused(const FusedGroup& g, KernelArgs& args) {
   return run_typed<double>(g, args, dtype, std::move(shape));
 }
 
+}  // namespace TSL_CAPABILITY_NAMESPACE
 }  // namespace tsl::fusion

@@ -7,9 +7,32 @@
 
 #include "runtime/fusion/device_kernels.h"
 #include "runtime/fusion/program.h"
+#include "runtime/tensor/cpu_capability.h"
 #include "runtime/tensor/device_backend.h"
 
 namespace tsl {
+
+namespace fusion {
+
+// The chunk loop of each CPU capability (chunk_loop.cpp).
+TSL_CAPABILITY_DECLARE(bool run_fused(const FusedGroup& g, KernelArgs& args))
+
+bool run_fused(const FusedGroup& g, KernelArgs& args) {
+  using Fn = bool (*)(const FusedGroup&, KernelArgs&);
+  static constexpr Fn kEntries[] = {TSL_CAPABILITY_ENTRIES(run_fused)};
+  return cpu::for_active_capability(kEntries)(g, args);
+}
+
+namespace {
+std::atomic<int64_t> g_compiled_runs{0};
+}  // namespace
+
+void note_compiled_run() { g_compiled_runs.fetch_add(1, std::memory_order_relaxed); }
+
+int64_t compiled_runs() { return g_compiled_runs.load(std::memory_order_relaxed); }
+
+}  // namespace fusion
+
 namespace {
 
 std::atomic<int64_t> g_fused{0};

@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/tensor/cpu_capability.h"
 #include "runtime/tensor/cpu_info.h"
 #include "runtime/tensor/interrupt.h"
 
@@ -78,15 +79,19 @@ NativeJitOptions options_from_environment() {
 }
 
 // The flags of generated code: TSL's own (CMake's TSL_JIT_FLAGS: the build type's
-// optimization, the instruction set, sanitizers), as they decide what the code
-// computes: Eigen's packet size, and where GCC contracts a * b + c into an FMA inside
-// Eigen's functions. So compiled kernels and the interpreter agree bit for bit.
+// optimization, sanitizers) and the running CPU capability's instruction set, written
+// out (Note [One binary for every x86-64]), as they decide what the code computes:
+// Eigen's packet size, and where GCC contracts a * b + c into an FMA inside Eigen's
+// functions. So compiled kernels and the capability's chunk loop and unfused kernels
+// agree bit for bit.
 std::vector<std::string> compile_flags() {
   std::vector<std::string> f = {"-std=c++20",          "-fPIC", "-shared",
                                 "-fvisibility=hidden", "-w",    "-isystem",
                                 TSL_JIT_EIGEN_INCLUDE};
   std::istringstream build_flags(TSL_JIT_FLAGS);
   for (std::string flag; build_flags >> flag;) f.push_back(flag);
+  std::istringstream arch_flags(cpu::active_capability().jit_flags);
+  for (std::string flag; arch_flags >> flag;) f.push_back(flag);
   return f;
 }
 

@@ -162,10 +162,11 @@ class FusedGroup : public ObjectImpl {
 IntrusivePtr<FusedGroup> compile_group(const Node* n);
 
 // Runs the fused loop; false (nothing written) when this run must take the fallback
-// (chunk_loop.cpp).
+// (chunk_loop.cpp, built per CPU capability; this calls the running one's, fusion.cpp).
 bool run_fused(const FusedGroup& g, KernelArgs& args);
 
-// How many fused runs used a compiled kernel (chunk_loop.cpp).
+// How many fused runs used a compiled kernel; the chunk loop counts each (fusion.cpp).
 int64_t compiled_runs();
+void note_compiled_run();
 
 }  // namespace tsl::fusion

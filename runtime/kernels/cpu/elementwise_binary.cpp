@@ -13,6 +13,7 @@
 #include "runtime/kernels/cpu/products.h"
 #include "runtime/kernels/cpu/strided.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/tensor/cpu_capability.h"
 #include "runtime/tensor/grad_mode.h"
 #include "runtime/tensor/memory_overlap.h"
 
@@ -451,7 +452,12 @@ Tensor div_inplace(const Tensor& self, const Tensor& other) {
 
 }  // namespace
 
-Tensor cpu::mul(const Tensor& self, const Tensor& other) { return mul_kernel(self, other); }
+// Built per capability (Note [One binary for every x86-64]).
+namespace cpu::TSL_CAPABILITY_NAMESPACE {
+Tensor mul(const Tensor& self, const Tensor& other) { return mul_kernel(self, other); }
+}  // namespace cpu::TSL_CAPABILITY_NAMESPACE
+
+namespace TSL_CAPABILITY_NAMESPACE {
 
 void register_cpu_binary_kernels() {
   TSL_REGISTER_CPU(add_, add_inplace);
@@ -485,4 +491,5 @@ void register_cpu_binary_kernels() {
   TSL_REGISTER_CPU(where, where_kernel);
 }
 
+}  // namespace TSL_CAPABILITY_NAMESPACE
 }  // namespace tsl

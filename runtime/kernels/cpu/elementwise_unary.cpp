@@ -16,6 +16,7 @@
 #include "runtime/kernels/cpu/loops.h"
 #include "runtime/kernels/cpu/simd_map.h"
 #include "runtime/kernels/kernel.h"
+#include "runtime/tensor/cpu_capability.h"
 
 namespace tsl {
 namespace {
@@ -474,6 +475,9 @@ Tensor bitwise_not_kernel(const Tensor& x) {
 
 }  // namespace
 
+// Built per capability (Note [One binary for every x86-64]).
+namespace TSL_CAPABILITY_NAMESPACE {
+
 void register_cpu_unary_kernels() {
   TSL_REGISTER_CPU(neg, neg_kernel);
   TSL_REGISTER_CPU(abs, abs_kernel);
@@ -522,4 +526,5 @@ void register_cpu_unary_kernels() {
   TSL_REGISTER_CPU(bitwise_not, bitwise_not_kernel);
 }
 
+}  // namespace TSL_CAPABILITY_NAMESPACE
 }  // namespace tsl

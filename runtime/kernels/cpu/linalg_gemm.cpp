@@ -7,14 +7,12 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <Eigen/Core>
 #include <algorithm>
-#include <atomic>
 #include <climits>
-#include <cstdlib>
 #include <mutex>
-#include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "runtime/tensor/cpu_capability.h"
 #include "runtime/tensor/parallel.h"
 
 #if TSL_HAVE_BLAS
@@ -25,14 +23,6 @@
 
 namespace tsl::cpu {
 namespace {
-
-// TSL_GEMM=eigen in the environment keeps every product on Eigen (to compare the two).
-bool blas_by_default() {
-  const char* env = std::getenv("TSL_GEMM");
-  return TSL_HAVE_BLAS != 0 && !(env && std::string_view(env) == "eigen");
-}
-
-std::atomic<bool> use_blas{blas_by_default()};
 
 template <typename T, int Order>
 using ConstMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>,
@@ -303,7 +293,7 @@ void float_gemm(MatView<T> a, MatView<T> b, T* c, int64_t ldc, bool accumulate,
     return;
   }
 #if TSL_HAVE_BLAS
-  if (use_blas.load(std::memory_order_relaxed) &&
+  if (gemm_library() == GemmLibrary::Blas &&
       blas_gemm(a, la, b, lb, c, ldc, accumulate, allow_threads)) {
     return;
   }
@@ -336,15 +326,10 @@ void int_gemm(const MatView<int64_t>& a, const MatView<int64_t>& b, int64_t* c, 
 
 }  // namespace
 
-bool blas_available() { return TSL_HAVE_BLAS != 0; }
-
-GemmLibrary gemm_library() {
-  return use_blas.load(std::memory_order_relaxed) ? GemmLibrary::Blas : GemmLibrary::Eigen;
-}
-
-void set_gemm_library(GemmLibrary library) {
-  use_blas.store(library == GemmLibrary::Blas && blas_available(), std::memory_order_relaxed);
-}
+// Built per capability (Note [One binary for every x86-64]): Eigen's kernels take the
+// capability's packets. cpu::gemm (dispatch.cpp) calls the running one's; the choice of
+// library is there too.
+namespace TSL_CAPABILITY_NAMESPACE {
 
 template <typename T>
 void gemm(const MatView<T>& a, const MatView<T>& b, T* c, int64_t ldc, bool accumulate,
@@ -370,5 +355,7 @@ template void gemm<double>(const MatView<double>&, const MatView<double>&, doubl
                            bool);
 template void gemm<int64_t>(const MatView<int64_t>&, const MatView<int64_t>&, int64_t*, int64_t,
                             bool, bool);
+
+}  // namespace TSL_CAPABILITY_NAMESPACE
 
 }  // namespace tsl::cpu

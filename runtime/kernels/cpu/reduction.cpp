@@ -2,6 +2,7 @@
 // tensor. The other reductions live in reduction_index.cpp (max.dim, argmax, ...),
 // reduction_stats.cpp (var, std, norm, logsumexp) and reduction_scan.cpp (cumsum).
 #include "runtime/kernels/cpu/reduction_common.h"
+#include "runtime/tensor/cpu_capability.h"
 #include "runtime/tensor/device_backend.h"
 
 namespace tsl {
@@ -115,9 +116,13 @@ Tensor boolean_reduce(const Tensor& x, std::optional<int64_t> dim, bool keepdim)
 
 }  // namespace
 
+// Built per capability (Note [One binary for every x86-64]); cpu::sum_over (dispatch.cpp)
+// calls the running one's.
+namespace TSL_CAPABILITY_NAMESPACE {
 Tensor sum_over(const Tensor& self, DimMask mask, bool keepdim) {
   return sum_like<SumOp>(self, mask, keepdim, std::nullopt);
 }
+}  // namespace TSL_CAPABILITY_NAMESPACE
 
 namespace {
 
@@ -195,6 +200,8 @@ void register_allclose_kernels();
 
 }  // namespace cpu
 
+namespace TSL_CAPABILITY_NAMESPACE {
+
 void register_cpu_reduction_kernels() {
   TSL_REGISTER_CPU(sum, cpu::sum);
   TSL_REGISTER_CPU(mean, cpu::mean);
@@ -212,4 +219,5 @@ void register_cpu_reduction_kernels() {
   cpu::register_allclose_kernels();
 }
 
+}  // namespace TSL_CAPABILITY_NAMESPACE
 }  // namespace tsl

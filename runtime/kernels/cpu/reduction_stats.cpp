@@ -3,6 +3,7 @@
 // (max first, so exp never overflows).
 #include "runtime/kernels/cpu/compose.h"
 #include "runtime/kernels/cpu/reduction_common.h"
+#include "runtime/tensor/cpu_capability.h"
 
 namespace tsl::cpu {
 namespace {
@@ -317,6 +318,9 @@ Tensor norm(const Tensor& self, Scalar p, std::optional<std::vector<int64_t>> di
 
 }  // namespace
 
+// Built per capability (Note [One binary for every x86-64]).
+namespace TSL_CAPABILITY_NAMESPACE {
+
 void register_reduction_stats_kernels() {
   TSL_REGISTER_CPU(var, var);
   TSL_REGISTER_CPU(var_dim, var_dim);
@@ -326,4 +330,5 @@ void register_reduction_stats_kernels() {
   TSL_REGISTER_CPU(norm, norm);
 }
 
+}  // namespace TSL_CAPABILITY_NAMESPACE
 }  // namespace tsl::cpu
