@@ -112,6 +112,7 @@ class Suite:
         self.torch = not args.tsl_only
         self.rows, self.notes, self.mismatches = [], [], []
         self.warmed = set()
+        self.gemm_peak = 0.0  # the most GFLOP/s of 1024³ GEMM any side measured
 
     def tsl(self, *argv, warm=False):
         # Compiled fusion kernels are compiled at a group's first large run and wait
@@ -259,6 +260,7 @@ class Suite:
         g = tsl.get("gflops")
         measured = max([eigen.get("eigen_gflops")] +
                        [r.get("gflops") for r in (eager, script) if r is not None])
+        self.gemm_peak = max(self.gemm_peak, measured, g or 0)
         eigen_gflops = eigen.get("eigen_gflops")
 
         def judge(t, e, s):
@@ -295,6 +297,37 @@ class Suite:
                 a, b = tsl.get(key), other.get(key)
                 if abs(a - b) > rtol * max(abs(a), abs(b), 1e-12):
                     self.mismatches.append(f"{what}: {key} TSL {a} vs PyTorch {b}")
+
+
+# The multiply-adds of the benchmarks' matrix products, times 2 (their FLOPs), from the
+# shapes in bench/mlp.tsl and bench/rnn.tsl: the FLOP bound of a step is these at the
+# measured GEMM peak (the products dominate; the elementwise work is memory-bound).
+# MLP step, batch 64, 784 -> 256 -> 10: x @ w1.T and h @ w2.T forward; dW2, dh and dW1
+# backward (no gradient for x).
+MLP_FLOPS = 2 * (64 * 784 * 256 + 64 * 256 * 10 + 10 * 64 * 256 + 64 * 10 * 256
+                 + 256 * 64 * 784)
+# tanh RNN, 50 steps, batch 32, input 64, hidden 128: xs[i] @ wx and h @ wh forward; dWx,
+# dWh and dh backward, each step.
+RNN_FLOPS = 50 * 2 * (32 * 64 * 128 + 32 * 128 * 128 + 64 * 32 * 128 + 128 * 32 * 128
+                      + 32 * 128 * 128)
+
+
+def flop_bound_notes(rows, peak_gflops):
+    """Each of the MLP and RNN rows against its FLOP bound at the measured GEMM peak."""
+    notes = []
+    for row in rows:
+        for prefix, flops in (("2. MLP", MLP_FLOPS), ("4. tanh RNN", RNN_FLOPS)):
+            if not row.name.startswith(prefix) or row.tsl is None or not peak_gflops:
+                continue
+            bound_ms = flops / (peak_gflops * 1e9) * 1e3
+            sides = [f"TSL {row.tsl / bound_ms:.1f}x"]
+            for side, v in (("eager", row.eager), ("TorchScript", row.script)):
+                if v is not None:
+                    sides.append(f"{side} {v / bound_ms:.1f}x")
+            notes.append(f"{row.name}: {flops / 1e6:.1f} MFLOP of matrix products, a FLOP "
+                         f"bound of {bound_ms:.3f} ms at the measured GEMM peak "
+                         f"({peak_gflops:.0f} GFLOP/s); " + ", ".join(sides) + " the bound")
+    return notes
 
 
 def best_of(passes):
@@ -448,6 +481,7 @@ def main():
         print(f"bench: {e}", file=sys.stderr)
         return 1
     suite.rows = best_of(passes)
+    suite.notes += flop_bound_notes(suite.rows, suite.gemm_peak)
     if repeat > 1:
         suite.notes.insert(0, f"Each number is the best of {repeat} passes over the suite; a "
                            "pass runs every benchmark in TSL and then in PyTorch, so the two "
