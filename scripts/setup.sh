@@ -4,9 +4,11 @@
 set -euo pipefail
 
 # libopenblas-serial-dev: the GEMM under matmul/linear/conv2d (cmake/blas.cmake);
-# libedit-dev: line editing in the REPL.
+# libedit-dev: line editing in the REPL; libsleef-dev: the vector math under exp, tanh, ...
+# (cmake/sleef.cmake).
 packages=(cmake g++ ninja-build antlr4 libantlr4-runtime-dev libeigen3-dev libgtest-dev
-          zlib1g-dev default-jre-headless libopenblas-serial-dev libedit-dev)
+          zlib1g-dev default-jre-headless libopenblas-serial-dev libedit-dev
+          libsleef-dev)
 if [ "${TSL_WITH_TORCH:-0}" = 1 ]; then
   packages+=(python3-torch python3-numpy)
 fi

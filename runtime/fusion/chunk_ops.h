@@ -42,12 +42,12 @@ bool any_outside(const T* src, int64_t m, T bound) {
   return seen != 0;
 }
 
-// dst = F::array(src) through Eigen's SIMD functions, redoing |x| >= bound and NaN
-// with F::scalar, exactly as map_contiguous in elementwise_unary.cpp (See Note [CPU
+// dst = F's packet function of src (SLEEF's or Eigen's), redoing |x| >= bound and NaN
+// with F::scalar, exactly as map_formula in elementwise_unary.cpp (See Note [CPU
 // formulas]).
 template <typename F, typename T>
 void simd_unary(T* dst, const T* src, int64_t m) {
-  cpu::simd_map(dst, src, m, [](const auto& e) { return F::array(e); });
+  cpu::simd_map_packets(dst, src, m, [](const auto& p) { return F::vector(p); });
   const T bound = formulas::simd_bound<F, T>();
   if (!any_outside(src, m, bound)) return;
   for (int64_t i = 0; i < m; ++i) {

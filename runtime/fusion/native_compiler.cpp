@@ -162,7 +162,7 @@ std::string native_build_identity(const NativeJitOptions& o, const CpuInfo& cpu)
                    "; built by " __VERSION__ "; " + o.compiler + " (" +
                    compiler_version(o.compiler) + ")";
   for (const std::string& f : compile_flags()) id += " " + f;
-  id += "; cpu " + cpu.summary();
+  id += "; libs " TSL_JIT_LIBS "; cpu " + cpu.summary();
   return id;
 }
 
@@ -297,6 +297,9 @@ class NativeCompiler {
     std::vector<std::string> args = {o.compiler};
     for (const std::string& f : compile_flags()) args.push_back(f);
     args.insert(args.end(), {"-o", base + ".so" + tag, base + ".cpp"});
+    // The libraries the formulas call (SLEEF: Note [Vector math]), after the source.
+    std::istringstream libs(TSL_JIT_LIBS);
+    for (std::string lib; libs >> lib;) args.push_back(lib);
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

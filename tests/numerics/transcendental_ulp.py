@@ -20,7 +20,11 @@ import sys
 try:
     import numpy as np
 except ImportError:
-    print("numpy is not installed; skipping")
+    # CMake may have found another python3 first (pyenv's); Debian's has python3-numpy.
+    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and \
+            os.access("/usr/bin/python3", os.X_OK):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    print("numpy is not installed (apt-get install python3-numpy); skipping")
     sys.exit(77)
 
 N = 20001

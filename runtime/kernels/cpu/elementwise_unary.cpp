@@ -48,19 +48,16 @@ Tensor float_unary(const Tensor& x, Op op) {
   return map_unary<float, float>(cpu::to_dtype_copy(x, DType::Float32), op);
 }
 
-// Float math on contiguous data through Eigen's SIMD array functions: `aop` maps a
-// chunk (an Eigen array) to an expression. Eigen's exp flushes results that are
-// denormal or near overflow (|x| > ~87.3 in float32), so elements with |x| >= `limit`
-// (scaled by 8 for float64) and NaNs are redone with the scalar `op`. Strided inputs
-// take the scalar `op` throughout.
-template <typename T, typename Op, typename ArrayOp>
-Tensor map_contiguous(const Tensor& in, Op op, ArrayOp aop, double limit) {
+// dst[0, n) from src over contiguous data, in chunks split between threads: `map(dst,
+// src, n)` computes a chunk through SIMD functions exact for |x| < bound; elements
+// outside it and NaNs are redone with the scalar `op`.
+template <typename T, typename Op, typename MapChunk>
+Tensor map_contiguous(const Tensor& in, Op op, MapChunk map, T bound) {
   Tensor out = Tensor::empty(in.sizes(), dtype_of<T>);
   const T* src = in.data_ptr<T>();
   T* dst = out.data_ptr<T>();
-  const T bound = static_cast<T>(std::is_same_v<T, double> ? limit * 8 : limit);
   auto chunk = [&](int64_t b, int64_t e) {
-    cpu::simd_map(dst + b, src + b, e - b, aop);
+    map(dst + b, src + b, e - b);
     bool any_outside = false;
     for (int64_t i = b; i < e; ++i) any_outside |= !(std::abs(src[i]) < bound);
     if (!any_outside) return;
@@ -77,12 +74,35 @@ Tensor map_contiguous(const Tensor& in, Op op, ArrayOp aop, double limit) {
   return out;
 }
 
+// Float math on contiguous data through Eigen's SIMD array functions: `aop` maps a
+// chunk (an Eigen array) to an expression. Eigen's exp flushes results that are
+// denormal or near overflow (|x| > ~87.3 in float32), so elements with |x| >= `limit`
+// (scaled by 8 for float64) and NaNs are redone with the scalar `op`. Strided inputs
+// take the scalar `op` throughout.
 template <typename Op, typename ArrayOp>
 Tensor float_unary_vec(const Tensor& x, Op op, ArrayOp aop, double limit) {
   Tensor in = x.dtype() == DType::Float64 ? x : cpu::to_dtype_copy(x, DType::Float32);
   if (!in.is_contiguous()) return float_unary(in, op);
-  if (in.dtype() == DType::Float64) return map_contiguous<double>(in, op, aop, limit);
-  return map_contiguous<float>(in, op, aop, limit);
+  auto map = [&aop](auto* dst, const auto* src, int64_t n) { cpu::simd_map(dst, src, n, aop); };
+  if (in.dtype() == DType::Float64) return map_contiguous<double>(in, op, map, limit * 8);
+  return map_contiguous<float>(in, op, map, static_cast<float>(limit));
+}
+
+// The kernel of a Simd formula F of formulas.h (the fused ops' own, Note [CPU
+// formulas]): F's packet function (SLEEF's or Eigen's, Note [Vector math]) for
+// contiguous data, as the fused chunk loop and compiled kernels compute it.
+template <typename F>
+Tensor map_formula(const Tensor& x) {
+  Tensor in = x.dtype() == DType::Float64 ? x : cpu::to_dtype_copy(x, DType::Float32);
+  auto op = [](auto v) { return F::scalar(v); };
+  if (!in.is_contiguous()) return float_unary(in, op);
+  auto map = [](auto* dst, const auto* src, int64_t n) {
+    cpu::simd_map_packets(dst, src, n, [](const auto& p) { return F::vector(p); });
+  };
+  if (in.dtype() == DType::Float64) {
+    return map_contiguous<double>(in, op, map, formulas::simd_bound<F, double>());
+  }
+  return map_contiguous<float>(in, op, map, formulas::simd_bound<F, float>());
 }
 
 // Activations PyTorch defines for floating tensors only.
@@ -127,14 +147,8 @@ Tensor predicate_unary(const Tensor& x, const char* name, Op op) {
     });                                   \
   }
 
-// The kernel of a Simd formula F of formulas.h (the fused ops' own, Note [CPU
-// formulas]): F::array for contiguous data, exact enough for |x| < F::kLimit.
-#define TSL_FLOAT_UNARY_FORMULA(name)                                                    \
-  Tensor name##_kernel(const Tensor& x) {                                                \
-    return float_unary_vec(                                                              \
-        x, [](auto v) { return formulas::name::scalar(v); },                             \
-        [](const auto& a) { return formulas::name::array(a); }, formulas::name::kLimit); \
-  }
+#define TSL_FLOAT_UNARY_FORMULA(name) \
+  Tensor name##_kernel(const Tensor& x) { return map_formula<formulas::name>(x); }
 
 TSL_FLOAT_UNARY_FORMULA(exp)
 TSL_FLOAT_UNARY(exp2, std::exp2(v))
@@ -171,9 +185,8 @@ Tensor floating_only_unary_vec(const Tensor& x, const char* name, Op op, ArrayOp
 }
 
 Tensor silu_kernel(const Tensor& x) {
-  return floating_only_unary_vec(
-      x, "silu", [](auto v) { return formulas::silu::scalar(v); },
-      [](const auto& a) { return formulas::silu::array(a); }, formulas::silu::kLimit);
+  if (!is_floating(x.dtype())) not_implemented("silu", x.dtype());
+  return map_formula<formulas::silu>(x);
 }
 
 // x * Phi(x) for contiguous float32 data, as PyTorch's vectorized kernel computes it:

@@ -1,8 +1,8 @@
 // One SIMD form for every element: the unfused kernels (elementwise_unary.cpp), the
 // fused chunk loop (chunk_ops.h) and the compiled fusion kernels
-// (codegen.cpp) all evaluate Eigen's array forms (exp, tanh, sigmoid, ...) one
-// whole packet at a time, so an element's bits depend on its value only, never on
-// where a chunk or a thread's range begins.
+// (codegen.cpp) all evaluate the formulas' packet functions (exp, tanh, sigmoid, ...:
+// SLEEF's or Eigen's, Note [Vector math] in formulas.h) one whole packet at a time, so an element's
+// bits depend on its value only, never on where a chunk or a thread's range begins.
 //
 // Eigen's own loop over a dynamic-size Map would peel an unaligned head and finish a
 // tail with its scalar functions (std::exp), whose last bit differs from the packet
@@ -47,6 +47,27 @@ void simd_map(T* dst, const T* src, int64_t n, ArrayOp aop) {
   for (int64_t l = m; l < kLanes; ++l) in[l] = in[0];
   Eigen::Map<Lanes, Eigen::Aligned64> result(out);
   result = aop(Eigen::Map<const Lanes, Eigen::Aligned64>(in));
+  std::memcpy(dst + whole, out, static_cast<size_t>(m) * sizeof(T));
+}
+
+// dst[0, n) = pop(src[0, n)), `pop` a function of one full packet of T (`const auto& p`)
+// to a packet: whole packets, then the last, partial one padded with copies of its
+// first element. dst may be src.
+template <typename T, typename PacketOp>
+void simd_map_packets(T* dst, const T* src, int64_t n, PacketOp pop) {
+  using P = typename Eigen::internal::packet_traits<T>::type;
+  constexpr int64_t kLanes = Eigen::internal::unpacket_traits<P>::size;
+  int64_t whole = n / kLanes * kLanes;
+  for (int64_t i = 0; i < whole; i += kLanes) {
+    Eigen::internal::pstoreu(dst + i, pop(Eigen::internal::ploadu<P>(src + i)));
+  }
+  if (whole == n) return;
+  alignas(64) T in[kLanes];
+  alignas(64) T out[kLanes];
+  int64_t m = n - whole;
+  std::memcpy(in, src + whole, static_cast<size_t>(m) * sizeof(T));
+  for (int64_t l = m; l < kLanes; ++l) in[l] = in[0];
+  Eigen::internal::pstore(out, pop(Eigen::internal::pload<P>(in)));
   std::memcpy(dst + whole, out, static_cast<size_t>(m) * sizeof(T));
 }
 
