@@ -25,31 +25,6 @@
 
 namespace tsl::cpu {
 
-// dst[0, n) = aop(src[0, n)), `aop` an Eigen array expression of its argument (`const
-// auto& a`), evaluated on one packet at a time; the last, partial packet is padded
-// with copies of its first element. dst may be src.
-template <typename T, typename ArrayOp>
-void simd_map(T* dst, const T* src, int64_t n, ArrayOp aop) {
-  constexpr int64_t kLanes = Eigen::internal::packet_traits<T>::size;
-  using Lanes = Eigen::Array<T, kLanes, 1>;
-  // Whole packets in place: a fixed-size map of one packet is one packet op (unaligned
-  // loads and stores), with no scalar head or tail.
-  int64_t whole = n / kLanes * kLanes;
-  for (int64_t i = 0; i < whole; i += kLanes) {
-    Eigen::Map<Lanes> result(dst + i);
-    result = aop(Eigen::Map<const Lanes>(src + i));
-  }
-  if (whole == n) return;
-  alignas(64) T in[kLanes];
-  alignas(64) T out[kLanes];
-  int64_t m = n - whole;
-  std::memcpy(in, src + whole, static_cast<size_t>(m) * sizeof(T));
-  for (int64_t l = m; l < kLanes; ++l) in[l] = in[0];
-  Eigen::Map<Lanes, Eigen::Aligned64> result(out);
-  result = aop(Eigen::Map<const Lanes, Eigen::Aligned64>(in));
-  std::memcpy(dst + whole, out, static_cast<size_t>(m) * sizeof(T));
-}
-
 // dst[0, n) = pop(src[0, n)), `pop` a function of one full packet of T (`const auto& p`)
 // to a packet: whole packets, then the last, partial one padded with copies of its
 // first element. dst may be src.
@@ -69,6 +44,24 @@ void simd_map_packets(T* dst, const T* src, int64_t n, PacketOp pop) {
   for (int64_t l = m; l < kLanes; ++l) in[l] = in[0];
   Eigen::internal::pstore(out, pop(Eigen::internal::pload<P>(in)));
   std::memcpy(dst + whole, out, static_cast<size_t>(m) * sizeof(T));
+}
+
+// dst[0, n) = aop(src[0, n)), `aop` an Eigen array expression of its argument (`const
+// auto& a`), evaluated on one packet at a time as a fixed-size array (simd_map_packets:
+// the last, partial packet padded with copies of its first element). dst may be src.
+template <typename T, typename ArrayOp>
+void simd_map(T* dst, const T* src, int64_t n, ArrayOp aop) {
+  using P = typename Eigen::internal::packet_traits<T>::type;
+  constexpr int kLanes = Eigen::internal::unpacket_traits<P>::size;
+  using Lanes = Eigen::Array<T, kLanes, 1>;
+  simd_map_packets(dst, src, n, [&aop](const P& p) {
+    alignas(64) T in[kLanes];
+    alignas(64) T out[kLanes];
+    Eigen::internal::pstore(in, p);
+    Eigen::Map<Lanes, Eigen::Aligned64> result(out);
+    result = aop(Eigen::Map<const Lanes, Eigen::Aligned64>(in));
+    return Eigen::internal::pload<P>(out);
+  });
 }
 
 }  // namespace tsl::cpu
