@@ -18,9 +18,13 @@ struct ArgSource {
   Conversion conversion = Conversion::None;
 };
 
+// One schema's plan for a call; the scratch vectors are reused from candidate to
+// candidate (a call's overloads are tried in turn, each costing no allocation).
 struct Plan {
   std::vector<ArgSource> sources;
-  TypePtr var;  // binding of `t`
+  TypePtr var;                     // binding of `t`
+  std::vector<size_t> positional;  // the indices of the call's positional arguments
+  std::vector<bool> filled;        // per schema argument
 };
 
 bool is_int_list(const TypePtr& t) {
@@ -84,16 +88,26 @@ bool operand_conversion(Conversion c) {
   return c == Conversion::None || c == Conversion::IntToFloat || c == Conversion::UnwrapGrad;
 }
 
-// Checks one schema against the call; on failure, says why in `why` when given (a
-// call tries overloads until one fits: the text is made only for the error).
-std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg>& args,
-                              Matching matching, std::string* why) {
-  bool nums = op_info(s.op).has(opflags::NUMS);
-  Plan plan;
-  plan.sources.resize(s.arguments.size());
-  std::vector<bool> filled(s.arguments.size(), false);
+// The plan the matchers fill, kept from call to call so that matching allocates
+// nothing once its vectors have grown (a match neither nests nor runs on two threads:
+// emit_plan only inserts nodes).
+Plan& scratch_plan() {
+  static thread_local Plan plan;
+  return plan;
+}
 
-  std::vector<size_t> positional;
+// Checks one schema against the call, filling `plan`; on failure, says why in `why`
+// when given (a call tries overloads until one fits: the text is made only for the
+// error).
+bool plan_call(const FunctionSchema& s, const std::vector<CallArg>& args, Matching matching,
+               std::string* why, Plan& plan) {
+  bool nums = op_info(s.op).has(opflags::NUMS);
+  plan.sources.assign(s.arguments.size(), ArgSource{});
+  plan.var.reset();
+  std::vector<bool>& filled = plan.filled;
+  filled.assign(s.arguments.size(), false);
+  std::vector<size_t>& positional = plan.positional;
+  positional.clear();
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].name.empty()) positional.push_back(i);
   }
@@ -124,7 +138,7 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
         if (args[positional[p + k]].value->type()->kind() != TypeKind::Int) {
           if (why)
             *why = "argument '" + a.name + "' takes a list of ints or ints as separate arguments";
-          return std::nullopt;
+          return false;
         }
       }
       plan.sources[ai] = {ArgSource::Packed, p, count};
@@ -139,7 +153,7 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
           if (why)
             *why = "argument '" + a.name + "' takes a list of tensors or tensors as separate " +
                    "arguments, not " + args[positional[k]].value->type()->str();
-          return std::nullopt;
+          return false;
         }
       }
       plan.sources[ai] = {ArgSource::Packed, p, positional.size() - p};
@@ -156,7 +170,7 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
       *why = "takes " + std::to_string(num_positional_params) + " positional argument" +
              (num_positional_params == 1 ? "" : "s") + " but " + std::to_string(positional.size()) +
              " were given";
-    return std::nullopt;
+    return false;
   }
 
   for (size_t i = 0; i < args.size(); ++i) {
@@ -179,11 +193,11 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
     }
     if (ai == s.arguments.size()) {
       if (why) *why = "got an unexpected keyword argument '" + args[i].name + "'";
-      return std::nullopt;
+      return false;
     }
     if (filled[ai]) {
       if (why) *why = "got multiple values for argument '" + args[i].name + "'";
-      return std::nullopt;
+      return false;
     }
     plan.sources[ai] = {ArgSource::Keyword, i, 1};
     filled[ai] = true;
@@ -198,7 +212,7 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
     }
     if (!a.default_value) {
       if (why) *why = "missing required argument '" + a.name + "'";
-      return std::nullopt;
+      return false;
     }
     plan.sources[ai] = {ArgSource::Default, 0, 0};
   }
@@ -219,7 +233,7 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
           if (why)
             *why =
                 "argument '" + a.name + "' must be " + a.type->str() + ", not " + v->type()->str();
-          return std::nullopt;
+          return false;
         }
       }
       continue;
@@ -239,7 +253,7 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
           *why += " (a list made by `[]` holds Tensors: declare others, e.g. `xs: List[int] = []`)";
         }
       }
-      return std::nullopt;
+      return false;
     }
     src.conversion = c;
   }
@@ -247,9 +261,9 @@ std::optional<Plan> plan_call(const FunctionSchema& s, const std::vector<CallArg
   // max.int, not max.other.
   if (nums && has_tensor_param && !saw_tensor) {
     if (why) *why = "expects at least one Tensor argument";
-    return std::nullopt;
+    return false;
   }
-  return plan;
+  return true;
 }
 
 Value* emit_default(Graph& graph, const Argument& a, const TypePtr& var, const SourceRange& range) {
@@ -269,10 +283,7 @@ MatchedOp emit_plan(Graph& graph, const FunctionSchema& s, const Plan& plan,
                     const std::vector<CallArg>& args, const SourceRange& range) {
   MatchedOp m;
   m.op = s.op;
-  std::vector<size_t> positional;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].name.empty()) positional.push_back(i);
-  }
+  const std::vector<size_t>& positional = plan.positional;
   for (size_t ai = 0; ai < s.arguments.size(); ++ai) {
     const Argument& a = s.arguments[ai];
     const ArgSource& src = plan.sources[ai];
@@ -321,7 +332,19 @@ bool is_empty_dict_literal(const Value* v) {
          v->uses().empty();
 }
 
+namespace {
+bool contains_var(const Type& t) {
+  if (t.kind() == TypeKind::Var) return true;
+  for (const TypePtr& c : t.contained()) {
+    if (contains_var(*c)) return true;
+  }
+  return false;
+}
+}  // namespace
+
 TypePtr substitute_var(const TypePtr& t, const TypePtr& var) {
+  // Most schema types have no `t`: they are their own substitution, without a copy.
+  if (!contains_var(*t)) return t;
   switch (t->kind()) {
     case TypeKind::Var:
       return var ? var : Type::any();
@@ -476,11 +499,12 @@ Value* unwrap_grad_read(Graph& graph, Value* v, const SourceRange& range) {
 MatchedOp match_and_emit(Graph& graph, const std::vector<OpId>& candidates,
                          const std::vector<CallArg>& args, const SourceRange& call_range,
                          const std::string& display_name) {
+  Plan& plan = scratch_plan();
   for (bool pack_tensors : {false, true}) {
     for (OpId op : candidates) {
       const FunctionSchema& s = schema_of(op);
-      if (auto plan = plan_call(s, args, {.pack_tensors = pack_tensors}, nullptr))
-        return emit_plan(graph, s, *plan, args, call_range);
+      if (plan_call(s, args, {.pack_tensors = pack_tensors}, nullptr, plan))
+        return emit_plan(graph, s, plan, args, call_range);
     }
   }
   no_overload_error(candidates, args, call_range, display_name);
@@ -489,10 +513,11 @@ MatchedOp match_and_emit(Graph& graph, const std::vector<OpId>& candidates,
 std::optional<MatchedOp> match_operator(Graph& graph, const std::vector<OpId>& candidates,
                                         const std::vector<CallArg>& operands,
                                         const SourceRange& range) {
+  Plan& plan = scratch_plan();
   for (OpId op : candidates) {
     const FunctionSchema& s = schema_of(op);
-    if (auto plan = plan_call(s, operands, {.operands = true}, nullptr))
-      return emit_plan(graph, s, *plan, operands, range);
+    if (plan_call(s, operands, {.operands = true}, nullptr, plan))
+      return emit_plan(graph, s, plan, operands, range);
   }
   return std::nullopt;
 }
@@ -501,9 +526,10 @@ void no_overload_error(const std::vector<OpId>& candidates, const std::vector<Ca
                        const SourceRange& call_range, const std::string& display_name) {
   // The checks of match_and_emit again, this time saying why each failed.
   std::vector<std::string> reasons;
+  Plan& plan = scratch_plan();
   for (OpId op : candidates) {
     std::string why;
-    plan_call(schema_of(op), args, {.pack_tensors = true}, &why);
+    plan_call(schema_of(op), args, {.pack_tensors = true}, &why, plan);
     reasons.push_back(why);
   }
   if (candidates.size() == 1) {

@@ -1,8 +1,10 @@
 // The SSA graph IR: Graph owns Blocks, Nodes and Values. See Note [IR structure].
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -209,6 +211,51 @@ class Block {
   Node* return_node_;
 };
 
+namespace ir_detail {
+// Storage for a graph's Nodes or Values: objects are built in place in chunks that
+// grow geometrically, so making a node or a value is not a call to the allocator (a
+// compile makes tens of thousands of them: Note [Graph storage]). Slots freed by
+// `release` are reused; the pool frees its chunks, not the objects, which their owner
+// destroys.
+template <typename T>
+class Pool {
+ public:
+  Pool() = default;
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+  // Uninitialized storage for one T.
+  void* allocate() {
+    if (free_ != nullptr) {
+      Free* f = free_;
+      free_ = f->next;
+      return f;
+    }
+    if (used_ == capacity_) {
+      capacity_ = chunks_.empty() ? 16 : std::min<size_t>(capacity_ * 2, 1024);
+      chunks_.emplace_back(new Slot[capacity_]);
+      used_ = 0;
+    }
+    return &chunks_.back()[used_++];
+  }
+  // Gives back the storage of a destroyed T.
+  void release(void* p) { free_ = new (p) Free{free_}; }
+
+ private:
+  struct Free {
+    Free* next;
+  };
+  union Slot {
+    Slot() {}
+    ~Slot() {}
+    alignas(T) unsigned char bytes[sizeof(T)];
+    Free free;
+  };
+  std::vector<std::unique_ptr<Slot[]>> chunks_;
+  size_t used_ = 0, capacity_ = 0;
+  Free* free_ = nullptr;
+};
+}  // namespace ir_detail
+
 class Graph {
  public:
   Graph();
@@ -266,9 +313,13 @@ class Graph {
   void free_node(Node* n);
   void clone_block_dense(const Block* src, Block* dst, std::vector<Value*>& value_map);
 
+  // Where the nodes and values live; ~Graph destroys the objects, the pools free the
+  // chunks.
+  ir_detail::Pool<Node> node_pool_;
+  ir_detail::Pool<Value> value_pool_;
   // Every node, unordered (a node knows its slot: freeing swaps the last one in).
   std::vector<Node*> all_nodes_;
-  std::vector<std::unique_ptr<Value>> all_values_;
+  std::vector<Value*> all_values_;  // every value made, destroyed with the graph
   std::vector<std::unique_ptr<Block>> all_blocks_;
   Block* block_;
   Node* insert_point_;

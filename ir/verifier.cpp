@@ -64,13 +64,14 @@ class Verifier {
 
   // Each use points at an input that reads the value, and no use is listed twice.
   void check_uses(const Value* v, const Node* n) {
-    std::vector<std::pair<const Node*, size_t>> seen;
-    seen.reserve(v->uses().size());
     for (const Use& u : v->uses()) {
       if (u.offset >= u.user->inputs().size() || u.user->input(u.offset) != v)
         fail(n, "a use of %" + std::to_string(v->unique()) + " does not point at an input");
-      seen.emplace_back(u.user, u.offset);
     }
+    if (v->uses().size() < 2) return;
+    std::vector<std::pair<const Node*, size_t>>& seen = seen_uses_;
+    seen.clear();
+    for (const Use& u : v->uses()) seen.emplace_back(u.user, u.offset);
     std::sort(seen.begin(), seen.end());
     if (std::adjacent_find(seen.begin(), seen.end()) != seen.end())
       fail(n, "a use of %" + std::to_string(v->unique()) + " is listed twice");
@@ -184,6 +185,7 @@ class Verifier {
   const Graph& graph_;
   std::vector<bool> scope_;
   std::vector<size_t> reads_;  // per value in scope: the inputs seen reading it
+  std::vector<std::pair<const Node*, size_t>> seen_uses_;  // check_uses' scratch
 };
 
 }  // namespace
