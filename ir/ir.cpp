@@ -247,12 +247,15 @@ Graph::Graph() {
 // instead, and Graph::create sizes a node's input and output lists once.
 
 Graph::~Graph() {
-  for (Node* n : all_nodes_) n->~Node();
+  for (Node* n : all_nodes_) {
+    n->~Node();
+    node_pool_.release(n);
+  }
   for (Value* v : all_values_) v->~Value();
 }
 
 Value* Graph::new_value(Node* node, size_t offset) {
-  Value* v = new (value_pool_.allocate()) Value(node, offset, next_unique_++);
+  Value* v = new (value_pool_.allocate_for_life()) Value(node, offset, next_unique_++);
   all_values_.push_back(v);
   return v;
 }

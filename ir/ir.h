@@ -216,14 +216,26 @@ namespace ir_detail {
 // grow geometrically, so making a node or a value is not a call to the allocator (a
 // compile makes tens of thousands of them: Note [Graph storage]). Slots freed by
 // `release` are reused; the pool frees its chunks, not the objects, which their owner
-// destroys.
+// destroys. Off under AddressSanitizer, which must see every node freed.
 template <typename T>
 class Pool {
  public:
   Pool() = default;
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
-  // Uninitialized storage for one T.
+#if defined(__SANITIZE_ADDRESS__)
+  void* allocate() { return ::operator new (sizeof(T), std::align_val_t{alignof(T)}); }
+  void release(void* p) { ::operator delete (p, std::align_val_t{alignof(T)}); }
+  // Values are never released one by one: the graph gives them back when it dies.
+  ~Pool() {
+    for (void* p : unreleased_) ::operator delete (p, std::align_val_t{alignof(T)});
+  }
+  void* allocate_for_life() { return unreleased_.emplace_back(allocate()); }
+
+ private:
+  std::vector<void*> unreleased_;
+#else
+  // Uninitialized storage for one T, reused or taken from the current chunk.
   void* allocate() {
     if (free_ != nullptr) {
       Free* f = free_;
@@ -239,6 +251,8 @@ class Pool {
   }
   // Gives back the storage of a destroyed T.
   void release(void* p) { free_ = new (p) Free{free_}; }
+  // Storage the pool frees when it dies (values, which are never released alone).
+  void* allocate_for_life() { return allocate(); }
 
  private:
   struct Free {
@@ -253,6 +267,7 @@ class Pool {
   std::vector<std::unique_ptr<Slot[]>> chunks_;
   size_t used_ = 0, capacity_ = 0;
   Free* free_ = nullptr;
+#endif
 };
 }  // namespace ir_detail
 
