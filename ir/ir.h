@@ -372,9 +372,9 @@ std::string print_graph(const Graph& g, PrintOptionsIR options = {});
 void verify(const Graph& g);
 
 // What is wrong with the blocks of `n` for its op, or "": a GradOf has one block without
-// parameters, and only If, Loop, GradOf and FusionGroup have blocks (If, Loop and
-// FusionGroup are checked further on their own). The verifier and the IR text parser,
-// which locates the error at the op, both ask this.
+// parameters (and its str attribute `op`), and only If, Loop, GradOf and FusionGroup
+// have blocks (If, Loop and FusionGroup are checked further on their own). The verifier
+// and the IR text parser, which locates the error at the op, both ask this.
 std::string block_structure_problem(const Node* n);
 
 }  // namespace tsl

@@ -199,6 +199,10 @@ std::string block_structure_problem(const Node* n) {
     case OpId::GradOf:
       if (n->blocks().size() != 1 || !n->block(0)->params().empty())
         return "GradOf needs one block (the rule), without parameters";
+      // Passes and views name the rule by it (vmap, the graph views, lower_grad_of):
+      // IR text without it reached vmap as an internal error (the IR fuzz target).
+      if (!n->has_attr("op") || !n->attr("op").is_str())
+        return "GradOf needs a str attribute op, the op whose rule it is (GradOf[op='sin'])";
       return "";
     default:
       if (!n->blocks().empty())

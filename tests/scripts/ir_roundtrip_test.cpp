@@ -192,6 +192,17 @@ TEST(IRCommandLine, PassErrorsAreLocatedAtTheirGraph) {
   EXPECT_NE(block.err.find("in.ir:2:17: error: Undefined takes no blocks"), std::string::npos)
       << block.err;
   EXPECT_EQ(block.err.find("internal error"), std::string::npos) << block.err;
+  // A GradOf without its op (found by the IR fuzz target) reached vmap as an internal
+  // error.
+  Result grad_of = run_ir(
+      "graph f(%x : Tensor):\n  %d : Tensor = GradOf[ot='sin'](%x)\n    block0():\n"
+      "      -> (%x)\n  return (%d)\n",
+      " --passes=vmap");
+  EXPECT_EQ(grad_of.status, 2);
+  EXPECT_NE(grad_of.err.find("in.ir:2:17: error: GradOf needs a str attribute op"),
+            std::string::npos)
+      << grad_of.err;
+  EXPECT_EQ(grad_of.err.find("internal error"), std::string::npos) << grad_of.err;
 }
 
 }  // namespace
