@@ -119,6 +119,8 @@ TypePtr Emitter::emit_function(const FunctionDecl& decl) {
 void Emitter::emit_toplevel(const ast::Stmt& stmt, bool repl_mode) {
   repl_mode_ = repl_mode;
   graph_.set_name("<module>");
+  toplevel_assigned_.clear();
+  collect_assigned(stmt, toplevel_assigned_);
   if (stmt.kind == ast::StmtKind::Expr) {
     emit_expr_stmt(ast::as<ast::ExprStmt>(stmt));
   } else {
@@ -174,9 +176,7 @@ void Emitter::emit_toplevel(const ast::Stmt& stmt, bool repl_mode) {
     }
   }
   // Outputs: every variable the statement assigned that is defined at the end.
-  std::vector<std::string> assigned;
-  collect_assigned(stmt, assigned);
-  for (const std::string& name : unique_names(assigned)) {
+  for (const std::string& name : unique_names(toplevel_assigned_)) {
     Binding* b = scope_->find(name);
     if (!b) continue;
     graph_.add_output(b->value);
@@ -240,7 +240,14 @@ Value* Emitter::global_input(const std::string& name, const SourceRange& range) 
       mode_ == Mode::Function ? strip_refinements(g->type) : type_of_value(g->value, g->type);
   if (mode_ == Mode::TopLevel && g->type && g->type->kind() != TypeKind::Tensor &&
       !(g->type->kind() == TypeKind::List || g->type->kind() == TypeKind::Tuple)) {
-    t = g->type;  // keep declared Optional/float types of annotated globals
+    // Declared Optional and float types hold (`best: Optional[Tensor] = None` assigned
+    // in a loop, `lr: float = 1`). But an Optional holding a value, in a statement that
+    // does not assign it, is that value's type: as in Python, `g = x.grad` then `g[0]`
+    // on the next line works without the refinement a function needs.
+    bool assigned_here = std::any_of(toplevel_assigned_.begin(), toplevel_assigned_.end(),
+                                     [&](const std::string& a) { return qualified(a) == name; });
+    bool holds_value = g->type->kind() == TypeKind::Optional && !g->value.is_none();
+    t = holds_value && !assigned_here ? type_of_value(g->value, g->type->element()) : g->type;
   }
   Value* v = graph_.add_input(t, name);
   global_inputs_.push_back(name);

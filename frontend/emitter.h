@@ -338,6 +338,8 @@ class Emitter {
   Value* emit_addc(Value* self, const std::string& name, const std::vector<CallArg>& args,
                    const SourceRange& range);
   bool repl_mode_ = false;
+  // The names the top-level statement being emitted assigns (collect_assigned).
+  std::vector<std::string> toplevel_assigned_;
   std::vector<std::unique_ptr<Scope>> scopes_;
   Scope* scope_ = nullptr;
   Block* block_ = nullptr;  // current block
