@@ -50,6 +50,12 @@ Sym RuleContext::broadcast_from(Sym t, size_t i) const {
   return r;
 }
 
+Sym reduced_count(Sym x, Sym y) {
+  Sym nx = call(OpId::Float_int, {numel(x)});
+  Sym ny = call(OpId::Float_int, {numel(y)});
+  return call(OpId::div_float, {nx, ny});
+}
+
 Sym add_tangents(Sym a, Sym b) {
   if (!a) return b;
   if (!b) return a;

@@ -103,6 +103,9 @@ void register_nn_layer_derivatives(DerivativeTable& table);
 // Helpers shared by the rule files.
 // Adds tangents, treating null as zero.
 Sym add_tangents(Sym a, Sym b);
+// numel(x) / numel(y) as a float: how many elements of x each element of y, a
+// reduction of x, reduces.
+Sym reduced_count(Sym x, Sym y);
 // The rule for `x` given `dx`, for tangents of ops linear in input `i`: the same op
 // with input i replaced by its tangent (other inputs unchanged).
 Sym apply_with_input(const RuleContext& c, size_t i, Sym replacement);

@@ -1,5 +1,6 @@
-// Derivative rules of the neural-net layers layer_norm and embedding, built from
-// reductions, elementwise ops and index_add, so they differentiate again.
+// Derivative rules of the neural-net layers layer_norm (and its statistic
+// layer_norm_rstd) and embedding, built from reductions, elementwise ops and
+// index_add, so they differentiate again.
 #include "ir/autodiff/derivatives.h"
 
 namespace tsl::autodiff {
@@ -17,22 +18,28 @@ Sym int_list(std::vector<Sym> elements) {
 // last len(normalized_shape) dims,
 //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),  dxhat = g * w,
 //   dw = sum of g * xhat over the leading dims,  db = sum of g over them.
-// The forward's statistics are recomputed here from ops, so the rule differentiates
-// again; the kernel computes the same values.
+// rstd is the op layer_norm_rstd, the kernel's own statistic (Note [layer_norm's
+// statistic] in runtime/kernels/cpu/nn_layer_norm.cpp): recomputed from float32 ops it
+// is 0 for rows whose squares overflow, and so was every gradient of such a row. The
+// rest is ops, so the rule differentiates again.
 struct Normalized {
   Sym dims;  // int[]: [-k, ..., -1]
   Sym rstd;  // 1 / sqrt(var + eps), keepdim
   Sym xhat;
 };
+Sym normalized_dims(Sym normalized_shape) {
+  Sym k = call(OpId::len_list, {normalized_shape});
+  return call(OpId::range_list, {call(OpId::neg_int, {k}), 0, 1});
+}
+// xhat of x over dims, given its rstd.
+Sym centered_scaled(Sym x, Sym dims, Sym rstd) {
+  return (x - call(OpId::mean, {x, dims, true})) * rstd;
+}
 Normalized normalize(const RuleContext& c) {
   Normalized n;
-  Sym k = call(OpId::len_list, {c.input(1)});
-  n.dims = call(OpId::range_list, {call(OpId::neg_int, {k}), 0, 1});
-  Sym x = c.input(0);
-  Sym centered = x - call(OpId::mean, {x, n.dims, true});
-  Sym var = call(OpId::mean, {centered * centered, n.dims, true});
-  n.rstd = rsqrt(var + c.input(4));
-  n.xhat = centered * n.rstd;
+  n.dims = normalized_dims(c.input(1));
+  n.rstd = call(OpId::layer_norm_rstd, {c.input(0), c.input(1), c.input(4)});
+  n.xhat = centered_scaled(c.input(0), n.dims, n.rstd);
   return n;
 }
 // The input's part of the gradient (or tangent) for dxhat.
@@ -63,6 +70,23 @@ std::vector<Sym> layer_norm_jvp(const RuleContext& c) {
   if (tw) out = add_tangents(out, tw * n.xhat);
   if (tb) out = add_tangents(out, tb + zeros_like(c.output()));
   return {out};
+}
+
+// layer_norm_rstd(x, normalized_shape, eps) = r = (var + eps)^(-1/2) per row: with
+// xhat = (x - mean) * r, dr = -r^2 mean(xhat * dx). Written as (g r) (r xhat) and
+// r mean(xhat dx) r, never r^2 or r^3 alone, which under- or overflow where r does not.
+std::vector<Sym> layer_norm_rstd_vjp(const RuleContext& c) {
+  Sym x = c.input(0), r = c.output();
+  Sym xhat = centered_scaled(x, normalized_dims(c.input(1)), r);
+  Sym scale = call(OpId::div_float, {-1.0, reduced_count(x, r)});
+  return {(c.grad() * r) * (r * xhat) * scale, Sym(), Sym()};
+}
+std::vector<Sym> layer_norm_rstd_jvp(const RuleContext& c) {
+  Sym t = c.tangent(0);
+  if (!t) return {Sym()};
+  Sym r = c.output(), dims = normalized_dims(c.input(1));
+  Sym xhat = centered_scaled(c.input(0), dims, r);
+  return {-(r * call(OpId::mean, {xhat * t, dims, true}) * r)};
 }
 
 // embedding(input, weight, padding_idx, ...): the rows of the gradient added into the
@@ -106,6 +130,7 @@ std::vector<Sym> embedding_jvp(const RuleContext& c) {
 
 void register_nn_layer_derivatives(DerivativeTable& table) {
   TSL_DERIVATIVE(layer_norm, layer_norm_vjp, layer_norm_jvp);
+  TSL_DERIVATIVE(layer_norm_rstd, layer_norm_rstd_vjp, layer_norm_rstd_jvp);
   TSL_DERIVATIVE(embedding, embedding_vjp, embedding_jvp);
 }
 

@@ -24,13 +24,6 @@ Sym int_list(Sym dim) {
   return n->output()->set_type(Type::list(Type::int_()));
 }
 
-// numel(x) / numel(y) as a float: how many elements each output element reduces.
-Sym reduced_count(Sym x, Sym y) {
-  Sym nx = call(OpId::Float_int, {numel(x)});
-  Sym ny = call(OpId::Float_int, {numel(y)});
-  return call(OpId::div_float, {nx, ny});
-}
-
 std::vector<Sym> sum_vjp(const RuleContext& c) {
   return {expand_back(c.grad(), c.input(0), c.input(1))};
 }

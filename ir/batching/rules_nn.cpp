@@ -111,6 +111,10 @@ std::vector<BVal> layer_norm_rule(BatchRuleContext& c) {
   return {y};
 }
 
+// layer_norm_rstd(x, shape, eps): the last dims of each batch element, which stay last
+// with the batch dim in front.
+std::vector<BVal> layer_norm_rstd_rule(BatchRuleContext& c) { return all_batched(c.call_with({})); }
+
 // embedding(input, weight, ...): rows of weight; a batched weight is indexed per batch
 // element.
 std::vector<BVal> embedding_rule(BatchRuleContext& c) {
@@ -244,6 +248,7 @@ void register_nn_batching(BatchingTable& table) {
   TSL_BATCHING(mse_loss, mse_loss_rule);
   TSL_BATCHING(binary_cross_entropy, binary_cross_entropy_rule);
   TSL_BATCHING(layer_norm, layer_norm_rule);
+  TSL_BATCHING(layer_norm_rstd, layer_norm_rstd_rule);
   TSL_BATCHING(embedding, embedding_rule);
   TSL_BATCHING(one_hot, one_hot_rule);
   TSL_BATCHING(conv2d, image_rule);

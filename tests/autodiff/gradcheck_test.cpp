@@ -1038,6 +1038,9 @@ void add_layer_cases(Table& t) {
       {T(noncontiguous3()), L({3, 4}), T(normal({3, 4})), IValue(), F(1e-3)});
   add(t, OpId::layer_norm, "weight and bias fixed",
       {T(normal({3, 4})), L({4}), T(normal({4})), T(normal({4}))}, {2, 3});
+  add(t, OpId::layer_norm_rstd, "[2,3]", {T(normal({2, 3})), L({3}), F(1e-5)});
+  add(t, OpId::layer_norm_rstd, "two dims, non-contiguous, eps",
+      {T(noncontiguous3()), L({3, 4}), F(1e-3)});
   Tensor rows = index_tensor({1, 3, 1, 0}, {2, 2});
   add(t, OpId::embedding, "[2,2] indices, repeated", {T(rows), T(normal({4, 3}))});
   add(t, OpId::embedding, "transposed weight",

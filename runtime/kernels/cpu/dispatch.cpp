@@ -1,6 +1,6 @@
 // The baseline entry points of the kernel files built once per CPU capability (Note [One
 // binary for every x86-64] in runtime/tensor/cpu_capability.h): each calls the running
-// capability's definition. The files (CMakeLists.txt, TSL_CAPABILITY_SRC) and what
+// capability's definition. The files (CMakeLists.txt, TSL_CAPABILITY_TENSOR_SRC) and what
 // they export are listed here and nowhere else.
 #include <atomic>
 #include <cstdlib>
@@ -22,10 +22,12 @@ TSL_CAPABILITY_DECLARE(void register_cpu_unary_kernels())
 TSL_CAPABILITY_DECLARE(void register_cpu_binary_kernels())
 TSL_CAPABILITY_DECLARE(void register_cpu_reduction_kernels())
 namespace cpu {
-// elementwise_binary.cpp, reduction.cpp, reduction_stats.cpp, linalg_gemm.cpp
+// elementwise_binary.cpp, reduction.cpp, reduction_stats.cpp, nn_layer_norm.cpp,
+// linalg_gemm.cpp
 TSL_CAPABILITY_DECLARE(Tensor mul(const Tensor& self, const Tensor& other))
 TSL_CAPABILITY_DECLARE(Tensor sum_over(const Tensor& self, DimMask mask, bool keepdim))
 TSL_CAPABILITY_DECLARE(void register_reduction_stats_kernels())
+TSL_CAPABILITY_DECLARE(void register_layer_norm_kernels())
 TSL_CAPABILITY_DECLARE(template <typename T> void gemm(const MatView<T>& a, const MatView<T>& b,
                                                        T* c, int64_t ldc, bool accumulate,
                                                        bool allow_threads))
@@ -54,6 +56,11 @@ namespace cpu {
 
 void register_reduction_stats_kernels() {
   static constexpr Register kEntries[] = {TSL_CAPABILITY_ENTRIES(register_reduction_stats_kernels)};
+  for_active_capability(kEntries)();
+}
+
+void register_layer_norm_kernels() {
+  static constexpr Register kEntries[] = {TSL_CAPABILITY_ENTRIES(register_layer_norm_kernels)};
   for_active_capability(kEntries)();
 }
 

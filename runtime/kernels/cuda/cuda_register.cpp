@@ -39,8 +39,8 @@ constexpr OpId kSharedKernels[] = {
     // compositions of device kernels on a device (cpu/reduction_stats.cpp, cpu/nn_loss.cpp,
     // cpu/linalg.cpp, cpu/nn_layer_norm.cpp, cpu/allclose.cpp, cpu/einsum.cpp)
     OpId::var, OpId::var_dim, OpId::std, OpId::std_dim, OpId::logsumexp, OpId::norm, OpId::mse_loss,
-    OpId::outer, OpId::baddbmm, OpId::layer_norm, OpId::allclose, OpId::einsum,
-    OpId::einsum_backward, OpId::binary_cross_entropy,
+    OpId::outer, OpId::baddbmm, OpId::layer_norm, OpId::layer_norm_rstd, OpId::allclose,
+    OpId::einsum, OpId::einsum_backward, OpId::binary_cross_entropy,
     // windows of padded planes as views, GEMMs and puts (cpu/conv.cpp, cpu/pool.cpp)
     OpId::conv2d, OpId::conv2d_input_backward, OpId::conv2d_weight_backward, OpId::max_pool2d,
     OpId::max_pool2d_indices, OpId::avg_pool2d, OpId::avg_pool2d_backward,
