@@ -151,6 +151,12 @@ Value* Emitter::emit_list_call(const std::vector<CallArg>& args, const SourceRan
   }
   if (v->type()->kind() != TypeKind::List)
     compile_error(args[0].range, "list() takes a list or a dict in TSL, not " + v->type()->str());
+  if (v->type()->element()->kind() == TypeKind::Int) {
+    // A plain list even of a torch.Size (`list(x.shape)` prints [2, 3]), which a slice
+    // would keep (`x.shape[1:]` is a torch.Size in PyTorch).
+    Value* empty = graph_.insert_op(OpId::ListConstruct, {}, v->type(), range);
+    return graph_.insert_op(OpId::add_list, {v, empty}, v->type(), range);
+  }
   Value* none_v = none(range);
   Value* step = constant(IValue(int64_t{1}), Type::int_(), range);
   return graph_.insert_op(OpId::slice_list, {v, none_v, none_v, step}, v->type(), range);
