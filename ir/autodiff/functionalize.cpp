@@ -30,10 +30,8 @@ Value* out_of_place(Graph& g, Node* n) {
       break;
     default: {
       // add_ -> add with the same arguments (Note [The op table]: INPLACE).
-      std::string_view name = n->info().name;
-      std::optional<OpId> op =
-          name.ends_with('_') ? find_op(name.substr(0, name.size() - 1)) : std::nullopt;
-      TSL_INTERNAL_ASSERT(op && is_inplace_update(n->op()), "no out-of-place form of ", name);
+      std::optional<OpId> op = inplace_twin(n->op());
+      TSL_INTERNAL_ASSERT(op, "no out-of-place form of ", n->info().name);
       r = call(*op, std::vector<Arg>(n->inputs().begin(), n->inputs().end()));
       break;
     }

@@ -75,13 +75,11 @@ void register_pointwise_batching(BatchingTable& table) {
   TSL_BATCHING(ones_like, unary_rule);
   TSL_BATCHING(empty_like, unary_rule);
   TSL_BATCHING(full_like, unary_rule);
-  TSL_BATCHING(add_, inplace_rule);
-  TSL_BATCHING(sub_, inplace_rule);
-  TSL_BATCHING(mul_, inplace_rule);
-  TSL_BATCHING(div_, inplace_rule);
-  TSL_BATCHING(copy_, inplace_rule);
-  TSL_BATCHING(zero_, inplace_rule);
-  TSL_BATCHING(fill_, inplace_rule);
+  // Every in-place update writes into a batched self (index_put_ below has its own).
+  for (int op = 0; op < kNumOps; ++op) {
+    if (op_info(static_cast<OpId>(op)).has(opflags::INPLACE))
+      table[static_cast<size_t>(op)] = &inplace_rule;
+  }
   TSL_BATCHING(index_put_, index_put_inplace_rule);
 }
 

@@ -37,4 +37,11 @@ std::optional<OpId> find_op(std::string_view full_name) {
   return it->second;
 }
 
+std::optional<OpId> inplace_twin(OpId op) {
+  if (op == OpId::masked_fill_) return OpId::masked_fill_scalar;  // the overload it mirrors
+  std::string_view name = op_info(op).name;
+  if (!op_info(op).has(opflags::INPLACE) || !name.ends_with('_')) return std::nullopt;
+  return find_op(name.substr(0, name.size() - 1));
+}
+
 }  // namespace tsl

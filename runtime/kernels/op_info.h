@@ -132,4 +132,10 @@ const OpInfo& op_info(OpId id);
 // Looks an op up by its full name ("add.int").
 std::optional<OpId> find_op(std::string_view full_name);
 
+// The out-of-place form of an INPLACE op (add_ -> add, masked_fill_ -> masked_fill.Scalar):
+// the op of its name without the `_`, taking the same arguments (and perhaps more, with
+// defaults); nullopt for copy_, fill_ and zero_, whose forms are written by hand
+// (ir/autodiff/functionalize.cpp).
+std::optional<OpId> inplace_twin(OpId op);
+
 }  // namespace tsl

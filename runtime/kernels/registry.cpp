@@ -21,6 +21,7 @@ void register_type_kernels();
 void register_autograd_kernels();
 void register_batching_kernels();
 void register_eager_kernels();
+void register_inplace_kernels();  // last: fills in the INPLACE ops that have no kernel
 #ifdef TSL_HAVE_CUDA
 void register_cuda_kernels();  // runtime/kernels/cuda: installs the CUDA backend too
 #endif
@@ -69,6 +70,7 @@ void ensure_kernels_registered() {
     register_autograd_kernels();
     register_batching_kernels();
     register_eager_kernels();
+    register_inplace_kernels();
 #ifdef TSL_HAVE_CUDA
     register_cuda_kernels();
 #endif

@@ -32,6 +32,12 @@ constexpr bool is_floating(DType t) { return t == DType::Float32 || t == DType::
 constexpr bool is_integral(DType t, bool include_bool) {
   return t == DType::Int64 || (include_bool && t == DType::Bool);
 }
+// PyTorch's canCast, which in-place ops check of their result: no floating value into
+// an integral tensor, nothing but bool into a bool tensor.
+constexpr bool can_cast(DType from, DType to) {
+  if (is_floating(from) && !is_floating(to)) return false;
+  return from == DType::Bool || to != DType::Bool;
+}
 
 // "float32", "int64", ... (the suffix of torch.float32).
 std::string_view dtype_name(DType t);

@@ -95,7 +95,7 @@ TEST(OpRules, InplaceOpsWithoutAnOutOfPlaceTwinAreTheKnownThree) {
   for (int i = 0; i < kNumOps; ++i) {
     const OpInfo& info = op_info(static_cast<OpId>(i));
     if (!info.has(opflags::INPLACE)) continue;
-    std::optional<OpId> twin = find_op(info.name.substr(0, info.name.size() - 1));
+    std::optional<OpId> twin = inplace_twin(info.id);
     if (!twin) {
       odd += " " + std::string(info.name);
       continue;

@@ -383,13 +383,6 @@ Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
 
 // ---- In-place forms: self = op(self, other) ------------------------------------------
 
-// PyTorch's canCast: no floating result into an integral tensor, nothing but bool into
-// a bool tensor.
-bool can_cast(DType from, DType to) {
-  if (is_floating(from) && !is_floating(to)) return false;
-  return from == DType::Bool || to != DType::Bool;
-}
-
 // Checks that `result` (the dtype of op(self, other)) can be stored in self and that
 // other broadcasts to self's shape.
 void check_inplace(const Tensor& self, const Tensor& other, DType result, const char* name) {
