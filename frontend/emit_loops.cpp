@@ -69,94 +69,137 @@ void Emitter::emit_loop(Value* trip_count, Value* first_cond, const ast::Body& b
     initial.push_back(init);
   }
 
+  // Note [Loop-carried refinements]
+  // A carried variable starts with its initial value's type; where the body assigns it
+  // a value whose refinement differs (`x = torch.tensor(0)`, then `x = x + a` with a of
+  // another or unknown dtype), the type must hold what both guarantee, or `x.item()`
+  // after the loop reads an int64 that is a float. The body is emitted with the
+  // initial types, and again with the joined ones when they differ (twice at most:
+  // a join only drops refinements). The state the body's emission changes is restored
+  // before the second time.
+  std::vector<TypePtr> param_types;
+  for (Value* v : initial) param_types.push_back(v->type());
+  struct Saved {
+    std::unordered_map<std::string, Binding> declared;
+    std::unordered_map<std::string, TypePtr> annotated;
+    std::unordered_map<std::string, std::string> maybe_undefined;
+    std::unordered_set<const Value*> no_grad_reads;
+    TypePtr return_type;
+    SourceRange return_range;
+    bool needs_return_flag;
+  };
+  const Saved saved{declared_,    annotated_,    maybe_undefined_,  no_grad_reads_,
+                    return_type_, return_range_, needs_return_flag_};
   std::vector<Value*> inputs = {trip_count, first_cond};
   inputs.insert(inputs.end(), initial.begin(), initial.end());
-  Node* loop = graph_.insert(graph_.create(OpId::Loop, inputs, 0));
-  loop->set_range(range);
-  Block* b = loop->add_block();
-  Value* index = b->add_param(Type::int_(), "");
-  Scope body_scope(scope_);
-  std::vector<Value*> params;
-  for (size_t k = 0; k < carried.size(); ++k) {
-    Value* p = b->add_param(initial[k]->type(), is_flag(carried[k]) ? "" : carried[k]);
-    params.push_back(p);
-    body_scope.set(carried[k], {p, range});
-  }
-  loops_.push_back({may.brk, may.cont});
-  ++loop_depth_;
-  with_block(graph_, block_, scope_, b, &body_scope, [&] {
-    prologue(index);
-    if (may.cont) write_variable(kContinued, constant(IValue(false), Type::bool_(), range), range);
-    emit_stmts(body);
-    // The condition for the next iteration: no break, no return, and the while
-    // condition again (evaluated only when still running).
-    std::function<Value*(size_t)> next = [&](size_t stage) -> Value* {
-      const char* flag = stage == 0   ? (may.ret ? kReturned : nullptr)
-                         : stage == 1 ? (may.brk ? kBroke : nullptr)
-                                      : nullptr;
-      if (stage < 2) {
-        if (!flag) return next(stage + 1);
-        Value* f = read_variable(flag, range);
-        Node* n = graph_.insert(graph_.create(OpId::If, {f}, 1));
-        n->set_range(range);
-        Block* t = n->add_block();
-        Block* e = n->add_block();
-        {
-          InsertPointGuard g(graph_, t);
-          t->add_return(constant(IValue(false), Type::bool_(), range));
-        }
-        {
-          Block* saved = block_;
-          block_ = e;
-          InsertPointGuard g(graph_, e);
-          e->add_return(next(stage + 1));
-          block_ = saved;
-        }
-        return n->output()->set_type(Type::bool_());
-      }
-      if (!while_cond) return constant(IValue(true), Type::bool_(), range);
-      return to_bool(emit_expr(*while_cond), while_cond->range, "a 'while' condition");
-    };
-    b->add_return(next(0));
+  for (int attempt = 0;; ++attempt) {
+    bool widened = false;
+    Node* loop = graph_.insert(graph_.create(OpId::Loop, inputs, 0));
+    loop->set_range(range);
+    Block* b = loop->add_block();
+    Value* index = b->add_param(Type::int_(), "");
+    Scope body_scope(scope_);
+    std::vector<Value*> params;
     for (size_t k = 0; k < carried.size(); ++k) {
-      Binding* cur = scope_->find(carried[k]);
-      Value* v = cur->value;
-      Value* p = params[k];
-      if (p->type() == pending_return_type_ && v->type() != pending_return_type_) {
-        // The placeholder learns its type from the body.
-        p->set_type(v->type());
-        initial[k]->set_type(v->type());
-      } else if (!v->type()->equals(*p->type())) {
-        TypePtr unified = unify_types(p->type(), v->type());
-        if (unified && unified->equals(*p->type())) {
-          v = convert_to(v, p->type(), cur->range, "variable '" + carried[k] + "'");
-        } else {
-          SourceError err(SourceError::Kind::Compile, cur->range,
-                          "variable '" + carried[k] + "' has type " + p->type()->str() +
-                              " before the loop but is assigned " + v->type()->str() + " in it");
-          throw err;
+      Value* p = b->add_param(param_types[k], is_flag(carried[k]) ? "" : carried[k]);
+      params.push_back(p);
+      body_scope.set(carried[k], {p, range});
+    }
+    loops_.push_back({may.brk, may.cont});
+    ++loop_depth_;
+    with_block(graph_, block_, scope_, b, &body_scope, [&] {
+      prologue(index);
+      if (may.cont)
+        write_variable(kContinued, constant(IValue(false), Type::bool_(), range), range);
+      emit_stmts(body);
+      // The condition for the next iteration: no break, no return, and the while
+      // condition again (evaluated only when still running).
+      std::function<Value*(size_t)> next = [&](size_t stage) -> Value* {
+        const char* flag = stage == 0   ? (may.ret ? kReturned : nullptr)
+                           : stage == 1 ? (may.brk ? kBroke : nullptr)
+                                        : nullptr;
+        if (stage < 2) {
+          if (!flag) return next(stage + 1);
+          Value* f = read_variable(flag, range);
+          Node* n = graph_.insert(graph_.create(OpId::If, {f}, 1));
+          n->set_range(range);
+          Block* t = n->add_block();
+          Block* e = n->add_block();
+          {
+            InsertPointGuard g(graph_, t);
+            t->add_return(constant(IValue(false), Type::bool_(), range));
+          }
+          {
+            Block* saved = block_;
+            block_ = e;
+            InsertPointGuard g(graph_, e);
+            e->add_return(next(stage + 1));
+            block_ = saved;
+          }
+          return n->output()->set_type(Type::bool_());
         }
+        if (!while_cond) return constant(IValue(true), Type::bool_(), range);
+        return to_bool(emit_expr(*while_cond), while_cond->range, "a 'while' condition");
+      };
+      b->add_return(next(0));
+      for (size_t k = 0; k < carried.size(); ++k) {
+        Binding* cur = scope_->find(carried[k]);
+        Value* v = cur->value;
+        Value* p = params[k];
+        if (p->type() == pending_return_type_ && v->type() != pending_return_type_) {
+          // The placeholder learns its type from the body.
+          p->set_type(v->type());
+          initial[k]->set_type(v->type());
+        } else if (v->type()->equals(*p->type())) {
+          TypePtr joined = unify_types(p->type(), v->type());
+          if (!same_refinements(joined, p->type()) && attempt == 0) {
+            param_types[k] = joined;
+            widened = true;
+          }
+        } else {
+          TypePtr unified = unify_types(p->type(), v->type());
+          if (unified && unified->equals(*p->type())) {
+            v = convert_to(v, p->type(), cur->range, "variable '" + carried[k] + "'");
+          } else {
+            SourceError err(SourceError::Kind::Compile, cur->range,
+                            "variable '" + carried[k] + "' has type " + p->type()->str() +
+                                " before the loop but is assigned " + v->type()->str() + " in it");
+            throw err;
+          }
+        }
+        b->add_return(v);
       }
-      b->add_return(v);
+      return 0;
+    });
+    --loop_depth_;
+    loops_.pop_back();
+    if (widened) {
+      loop->destroy();
+      declared_ = saved.declared;
+      annotated_ = saved.annotated;
+      maybe_undefined_ = saved.maybe_undefined;
+      no_grad_reads_ = saved.no_grad_reads;
+      return_type_ = saved.return_type;
+      return_range_ = saved.return_range;
+      needs_return_flag_ = saved.needs_return_flag;
+      continue;
     }
-    return 0;
-  });
-  --loop_depth_;
-  loops_.pop_back();
-  for (size_t k = 0; k < carried.size(); ++k) {
-    Value* out = loop->add_output()->set_type(params[k]->type());
-    if (!is_flag(carried[k])) out->set_debug_name(carried[k]);
-    if (initial[k]->type() == pending_return_type_ && !is_flag(carried[k])) {
-      // Never assigned in the body after all (only read): nothing to carry.
-      maybe_undefined_[carried[k]] = "it is only assigned inside the loop";
+    for (size_t k = 0; k < carried.size(); ++k) {
+      Value* out = loop->add_output()->set_type(params[k]->type());
+      if (!is_flag(carried[k])) out->set_debug_name(carried[k]);
+      if (initial[k]->type() == pending_return_type_ && !is_flag(carried[k])) {
+        // Never assigned in the body after all (only read): nothing to carry.
+        maybe_undefined_[carried[k]] = "it is only assigned inside the loop";
+      }
+      scope_->set(carried[k], {out, range});
     }
-    scope_->set(carried[k], {out, range});
-  }
-  // Variables first assigned in the body are not defined after a function's loop.
-  for (const std::string& name : unique_names(assigned)) {
-    if (!scope_->find(name)) {
-      maybe_undefined_[name] = "it is assigned only inside the loop at " + line_of(range);
+    // Variables first assigned in the body are not defined after a function's loop.
+    for (const std::string& name : unique_names(assigned)) {
+      if (!scope_->find(name)) {
+        maybe_undefined_[name] = "it is assigned only inside the loop at " + line_of(range);
+      }
     }
+    break;
   }
   if (after_normal_exit) emit_after_normal_exit(may, range, after_normal_exit);
   if (may.brk) scope_->set(kBroke, {constant(IValue(false), Type::bool_(), range), range});

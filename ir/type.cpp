@@ -238,12 +238,64 @@ TypePtr type_of_value(const IValue& v, const TypePtr& hint) {
   return Type::any();
 }
 
+namespace {
+
+// What two types equal up to refinements (equals() ignores a Tensor's dtype) both
+// guarantee: a dtype only where both have the same one, element by element.
+TypePtr join_refinements(const TypePtr& a, const TypePtr& b) {
+  switch (a->kind()) {
+    case TypeKind::Tensor:
+      return a->tensor_dtype() == b->tensor_dtype() ? a : Type::tensor();
+    case TypeKind::List:
+      return Type::list(join_refinements(a->element(), b->element()));
+    case TypeKind::Optional:
+      return Type::optional(join_refinements(a->element(), b->element()));
+    case TypeKind::Dict:
+      return Type::dict(a->key(), join_refinements(a->value(), b->value()));
+    case TypeKind::Tuple: {
+      std::vector<TypePtr> elems;
+      for (size_t i = 0; i < a->contained().size(); ++i)
+        elems.push_back(join_refinements(a->contained()[i], b->contained()[i]));
+      return Type::tuple(std::move(elems));
+    }
+    default:
+      return a;
+  }
+}
+
+}  // namespace
+
+bool same_refinements(const TypePtr& a, const TypePtr& b) {
+  if (a->kind() == TypeKind::Tensor && b->kind() == TypeKind::Tensor)
+    return a->tensor_dtype() == b->tensor_dtype();
+  if (a->contained().size() != b->contained().size()) return true;
+  for (size_t i = 0; i < a->contained().size(); ++i) {
+    if (!same_refinements(a->contained()[i], b->contained()[i])) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// Optional o and a value type v that it admits: Optional of what both guarantee.
+TypePtr join_optional(const TypePtr& o, const TypePtr& v) {
+  if (v->kind() == TypeKind::None) return o;
+  if (v->kind() == TypeKind::Optional) return v->equals(*o) ? join_refinements(o, v) : o;
+  return v->equals(*o->element()) ? Type::optional(join_refinements(o->element(), v)) : o;
+}
+
+}  // namespace
+
+// Where two paths meet (the branches of an `if`, a loop's carried value, the returns of
+// a function), the type holds what both paths guarantee: `x = a.long() if c else a` is a
+// Tensor of unknown dtype, not the first path's int64 (which made `x.item()` an int and
+// every gradient through x zero).
 TypePtr unify_types(const TypePtr& a, const TypePtr& b) {
-  if (a->equals(*b)) return a;
+  if (a->equals(*b)) return join_refinements(a, b);
   if (a->kind() == TypeKind::None && b->kind() != TypeKind::None) return Type::optional(b);
   if (b->kind() == TypeKind::None && a->kind() != TypeKind::None) return Type::optional(a);
-  if (a->kind() == TypeKind::Optional && is_subtype(b, a)) return a;
-  if (b->kind() == TypeKind::Optional && is_subtype(a, b)) return b;
+  if (a->kind() == TypeKind::Optional && is_subtype(b, a)) return join_optional(a, b);
+  if (b->kind() == TypeKind::Optional && is_subtype(a, b)) return join_optional(b, a);
   return nullptr;
 }
 

@@ -113,7 +113,10 @@ TypePtr type_of_value(const IValue& v, const TypePtr& hint = nullptr);
 
 // The type both branches of an `if` agree on, or null when they do not: equal types,
 // None and T (-> Optional[T]), T and Optional[T].
+// Where the two differ only in refinements (a Tensor's dtype), what both guarantee.
 TypePtr unify_types(const TypePtr& a, const TypePtr& b);
+// Whether a and b, equal up to refinements, also have the same ones.
+bool same_refinements(const TypePtr& a, const TypePtr& b);
 
 // The type without refinements (Tensor(float32) -> Tensor), also inside containers.
 TypePtr strip_refinements(const TypePtr& t);
