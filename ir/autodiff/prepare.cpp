@@ -57,6 +57,87 @@ void forward_tuples(Block* b) {
   }
 }
 
+// An If whose result is a tuple (a function with early returns of tuples, once
+// inlined: `if c: return a, b` ... `return c, d`) returns its elements instead, and a
+// TupleConstruct after it rebuilds the tuple, which forward_tuples then sees through.
+// Autodiff follows tensors, not tuples: the tuple result carried no gradient, and every
+// gradient through it was zero.
+void split_tuple_carried(Graph& g, Node* loop);
+
+void split_tuple_results(Graph& g, Block* b) {
+  for (Node* n : *b) {
+    for (Block* nb : n->blocks()) split_tuple_results(g, nb);
+    if (n->op() == OpId::Loop) split_tuple_carried(g, n);
+    if (n->op() != OpId::If) continue;
+    for (size_t k = 0; k < n->outputs().size(); ++k) {  // grows: nested tuples split too
+      Value* out = n->output(k);
+      if (out->type()->kind() != TypeKind::Tuple || out->uses().empty()) continue;
+      const std::vector<TypePtr>& elems = out->type()->contained();
+      for (Block* branch : n->blocks()) {
+        Value* r = branch->returns()[k];
+        InsertPointGuard guard(g, branch->return_node());
+        Node* unpack = g.insert(g.create(OpId::TupleUnpack, {r}, elems.size()));
+        unpack->set_range(n->range());
+        for (size_t i = 0; i < elems.size(); ++i) {
+          branch->add_return(unpack->output(i)->set_type(elems[i]));
+        }
+      }
+      std::vector<Value*> parts;
+      for (const TypePtr& t : elems) parts.push_back(n->add_output()->set_type(t));
+      InsertPointGuard guard(g, n->next());
+      Node* tuple = g.insert(g.create(OpId::TupleConstruct, parts, 1));
+      tuple->set_range(n->range());
+      tuple->output()->set_type(out->type());
+      out->replace_all_uses_with(tuple->output());
+    }
+  }
+}
+
+// The same for a tuple a Loop carries (`acc = (acc[1], acc[0] * x)`): its elements are
+// carried instead, the tuple rebuilt from them in the body and after the loop.
+void split_tuple_carried(Graph& g, Node* loop) {
+  Block* body = loop->block(0);
+  for (size_t k = 0; k < loop->outputs().size(); ++k) {  // grows: nested tuples split too
+    Value* param = body->params()[k + 1];
+    Value* out = loop->output(k);
+    if (param->type()->kind() != TypeKind::Tuple) continue;
+    if (param->uses().empty() && out->uses().empty()) continue;
+    const std::vector<TypePtr>& elems = param->type()->contained();
+    {
+      InsertPointGuard guard(g, loop);
+      Node* unpack = g.insert(g.create(OpId::TupleUnpack, {loop->input(k + 2)}, elems.size()));
+      unpack->set_range(loop->range());
+      for (size_t i = 0; i < elems.size(); ++i)
+        loop->add_input(unpack->output(i)->set_type(elems[i]));
+    }
+    std::vector<Value*> params;
+    for (const TypePtr& t : elems) params.push_back(body->add_param(t, ""));
+    {
+      Node* first = body->begin() != body->end() ? *body->begin() : body->return_node();
+      InsertPointGuard guard(g, first);
+      Node* tuple = g.insert(g.create(OpId::TupleConstruct, params, 1));
+      tuple->set_range(loop->range());
+      tuple->output()->set_type(param->type());
+      param->replace_all_uses_with(tuple->output());
+    }
+    {
+      Value* r = body->returns()[k + 1];
+      InsertPointGuard guard(g, body->return_node());
+      Node* unpack = g.insert(g.create(OpId::TupleUnpack, {r}, elems.size()));
+      unpack->set_range(loop->range());
+      for (size_t i = 0; i < elems.size(); ++i)
+        body->add_return(unpack->output(i)->set_type(elems[i]));
+    }
+    std::vector<Value*> parts;
+    for (const TypePtr& t : elems) parts.push_back(loop->add_output()->set_type(t));
+    InsertPointGuard guard(g, loop->next());
+    Node* tuple = g.insert(g.create(OpId::TupleConstruct, parts, 1));
+    tuple->set_range(loop->range());
+    tuple->output()->set_type(out->type());
+    out->replace_all_uses_with(tuple->output());
+  }
+}
+
 // getitem(split(x, ..., dim), i) -> narrow(x, dim, start, length), with start and
 // length read from the pieces (so split's checks and Python's indexing still
 // apply): a piece becomes an ordinary differentiable view of x.
@@ -368,6 +449,7 @@ class Analysis : public Dependence {
 }  // namespace
 
 void prepare_for_differentiation(Graph& g, const std::vector<size_t>& wrt) {
+  split_tuple_results(g, g.block());
   forward_tuples(g.block());
   forward_container_entries(g);
   forward_split_pieces(g, g.block());
