@@ -475,6 +475,8 @@ void CompilationUnit::run_import(const ast::Stmt& stmt) {
       imports_[bind] = {ImportedName::Builtin, a.name, space};
     } else if (from.module == "torch.nn.functional" && functional_in_tsl(a.name, a.range)) {
       bind_from(kFunctionalModule, a.name, bind, a.range);
+    } else if (from.module == "torch" && tensor_function_in_tsl(a.name, a.range)) {
+      bind_from(kTensorModule, a.name, bind, a.range);
     } else {
       compile_error(a.range, "cannot import '" + a.name + "' from '" + from.module + "' in TSL");
     }

@@ -97,6 +97,7 @@ class FunctionRef : public ObjectImpl {
 // The stdlib module of torch.nn.functional's functions written in TSL (Note
 // [torch.nn.functional in TSL] in frontend/modules.cpp).
 inline constexpr const char* kFunctionalModule = "torch_functional";
+inline constexpr const char* kTensorModule = "torch_tensor";
 
 // A name brought in by `import` / `from ... import`.
 struct ImportedName {
@@ -152,6 +153,9 @@ class CompilationUnit {
   // torch.nn.functional's function `name` written in TSL (stdlib/torch_functional.tsl,
   // loaded on first use), or null. See Note [torch.nn.functional in TSL].
   FunctionDecl* functional_in_tsl(const std::string& name, const SourceRange& use);
+  // The same for torch's functions and Tensor methods written in TSL
+  // (stdlib/torch_tensor.tsl: `torch.argsort(x)`, `x.argsort()`).
+  FunctionDecl* tensor_function_in_tsl(const std::string& name, const SourceRange& use);
   const ImportedName* find_import(const std::string& name) const;
   const std::map<std::string, ImportedName>& imports() const { return imports_; }
   // Compiles `decl` for the current global types (or returns the cached version);
@@ -247,6 +251,8 @@ class CompilationUnit {
   void bind_from(const std::string& module, const std::string& name, const std::string& bind,
                  const SourceRange& use);
   // Drops every name of module `name`.
+  FunctionDecl* stdlib_function(const char* module, const std::string& name,
+                                const SourceRange& use);
   void forget_module(const std::string& name);
   // `bind` no longer holds what a `from M import` gave it: a reload leaves it alone.
   void forget_from_import(const std::string& bind) {

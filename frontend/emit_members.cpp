@@ -160,8 +160,11 @@ Value* Emitter::emit_method_call(Value* self, const std::string& name, std::vect
       const FunctionSchema& s = schema_of(op);
       if (!s.arguments.empty() && s.arguments[0].type->is_tensor()) tensor_methods.push_back(op);
     }
-    if (tensor_methods.empty())
+    if (tensor_methods.empty()) {
+      if (FunctionDecl* fn = unit_.tensor_function_in_tsl(name, c.func->range))
+        return emit_user_call(*fn, full, range);
       compile_error(c.func->range, "'Tensor' has no method '" + name + "'");
+    }
     Value* result = emit_ops(tensor_methods, full, range, "Tensor." + name);
     // Conversions keep the dtype knowledge that item() relies on.
     return result;

@@ -144,6 +144,8 @@ Sugared Emitter::sugared_attribute(const Sugared& base, const ast::Attribute& a)
         s.namespace_flag = opflags::TORCH;
         return s;
       }
+      if (FunctionDecl* fn = unit_.tensor_function_in_tsl(attr, a.range))
+        return user_function(fn, path);
     } else if (m == "torch.nn.functional") {
       if (is_builtin_of(m, attr)) {
         s.kind = Sugared::Kind::Builtin;

@@ -145,12 +145,16 @@ void CompilationUnit::run_module_file(const std::string& name, const std::string
 // one is used, under the qualified names "torch_functional.NAME". That can happen in the
 // middle of compiling a function, so its definitions do not bump the generation (they
 // are new names: nothing compiled so far can refer to them) and drop no compiled
-// version a caller up the stack still holds.
-FunctionDecl* CompilationUnit::functional_in_tsl(const std::string& name, const SourceRange& use) {
-  if (!modules_.count(kFunctionalModule)) {
+// version a caller up the stack still holds. torch's own functions and Tensor methods
+// that are compositions of ops (argsort, roll, lerp, ...) live the same way in
+// stdlib/torch_tensor.tsl: `torch.NAME(x, ...)`, `from torch import NAME` and the method
+// `x.NAME(...)` (x as the first argument) find them when no op has the name.
+FunctionDecl* CompilationUnit::stdlib_function(const char* module, const std::string& name,
+                                               const SourceRange& use) {
+  if (!modules_.count(module)) {
     std::string dir = stdlib_folder();
     if (dir.empty()) return nullptr;
-    std::string path = dir + "/" + kFunctionalModule + ".tsl";
+    std::string path = dir + "/" + module + ".tsl";
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) return nullptr;
     bool saved = std::exchange(defining_new_names_, true);
@@ -159,11 +163,20 @@ FunctionDecl* CompilationUnit::functional_in_tsl(const std::string& name, const 
       bool value;
       ~Restore() { flag = value; }
     } restore{defining_new_names_, saved};
-    run_module_file(kFunctionalModule, path, use);
+    run_module_file(module, path, use);
   }
   // Only its public names: `_reduce` is the module's own.
   if (name.empty() || name[0] == '_') return nullptr;
-  return find_function(std::string(kFunctionalModule) + "." + name);
+  return find_function(std::string(module) + "." + name);
+}
+
+FunctionDecl* CompilationUnit::functional_in_tsl(const std::string& name, const SourceRange& use) {
+  return stdlib_function(kFunctionalModule, name, use);
+}
+
+FunctionDecl* CompilationUnit::tensor_function_in_tsl(const std::string& name,
+                                                      const SourceRange& use) {
+  return stdlib_function(kTensorModule, name, use);
 }
 
 void CompilationUnit::bind_from(const std::string& module, const std::string& name,
