@@ -32,7 +32,24 @@ bool is_unassigned_placeholder(const IValue& v, const TypePtr& t) {
 
 CompilationUnit::CompilationUnit() : echo_(&std::cout) {}
 
+CompilationUnit::~CompilationUnit() { drop_compiled_versions(); }
+
+// A function value in a compiled graph (a FunctionRef constant) holds its declaration,
+// whose compiled versions hold the graph: a function that names itself (`g = f` in f's
+// body), or two that name each other, are a cycle of references that would outlive
+// the unit. Dropping every compiled version breaks them.
+void CompilationUnit::drop_compiled_versions() {
+  for (auto& [name, decl] : functions_) decl->compiled.clear();
+  for (const std::shared_ptr<FunctionDecl>& decl : transforms_) decl->compiled.clear();
+  for (auto& [name, g] : globals_) {
+    if (!g.value.is_object()) continue;
+    if (const auto* f = dynamic_cast<const FunctionRef*>(&g.value.to_object()); f && f->decl())
+      f->decl()->compiled.clear();
+  }
+}
+
 void CompilationUnit::reset() {
+  drop_compiled_versions();
   globals_.clear();
   functions_.clear();
   imports_.clear();

@@ -133,6 +133,9 @@ IValue evaluate_default(class CompilationUnit& unit, const ast::Expr& e, const T
 class CompilationUnit {
  public:
   CompilationUnit();
+  ~CompilationUnit();
+  CompilationUnit(const CompilationUnit&) = delete;
+  CompilationUnit& operator=(const CompilationUnit&) = delete;
 
   // Parses and runs a whole source text; REPL mode prints the value of expression
   // statements. Throws SourceError on the first error (state up to it is kept).
@@ -254,6 +257,7 @@ class CompilationUnit {
   FunctionDecl* stdlib_function(const char* module, const std::string& name,
                                 const SourceRange& use);
   void forget_module(const std::string& name);
+  void drop_compiled_versions();
   // `bind` no longer holds what a `from M import` gave it: a reload leaves it alone.
   void forget_from_import(const std::string& bind) {
     std::erase_if(from_imports_, [&](const FromImport& f) { return f.bind == bind; });

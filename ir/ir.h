@@ -14,6 +14,7 @@
 #include "ir/source.h"
 #include "ir/type.h"
 #include "runtime/kernels/op_info.h"
+#include "runtime/tensor/sanitizer.h"
 
 namespace tsl {
 
@@ -223,7 +224,7 @@ class Pool {
   Pool() = default;
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TSL_ADDRESS_SANITIZER)
   void* allocate() { return ::operator new (sizeof(T), std::align_val_t{alignof(T)}); }
   void release(void* p) { ::operator delete (p, std::align_val_t{alignof(T)}); }
   // Values are never released one by one: the graph gives them back when it dies.

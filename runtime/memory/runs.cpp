@@ -8,9 +8,10 @@
 
 #include "runtime/exec/interpreter.h"
 #include "runtime/tensor/error.h"
+#include "runtime/tensor/sanitizer.h"
 #include "runtime/tensor/tensor.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TSL_ADDRESS_SANITIZER)
 #include <sanitizer/asan_interface.h>
 // Free arena bytes are poisoned, so AddressSanitizer reports a read or write of a
 // planned value after it died as it would for a heap block.

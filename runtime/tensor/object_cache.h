@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <new>
 
+#include "runtime/tensor/sanitizer.h"
+
 namespace tsl {
 
 // Note [Header caches]
@@ -22,7 +24,7 @@ template <typename T>
 class ObjectCache {
  public:
   static void* take(size_t n) {
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(TSL_ADDRESS_SANITIZER)
     if (n == sizeof(T) && !gone()) {
       Slots& s = slots();
       if (s.count > 0) return s.items[--s.count];
@@ -32,7 +34,7 @@ class ObjectCache {
   }
 
   static void give(void* p, size_t n) {
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(TSL_ADDRESS_SANITIZER)
     if (n == sizeof(T) && !gone()) {
       Slots& s = slots();
       if (s.count < kCapacity) {

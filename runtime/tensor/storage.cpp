@@ -11,6 +11,7 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/tensor/device_backend.h"
 #include "runtime/tensor/error.h"
+#include "runtime/tensor/sanitizer.h"
 
 namespace tsl {
 namespace {
@@ -49,7 +50,7 @@ BlockCache& block_cache() {
 // free one result per op, and aligned_alloc + free of small chunks costs glibc about
 // as much as the op's math (memalign, consolidation of fast bins). Off under the
 // sanitizers, which must see every block freed.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TSL_ADDRESS_SANITIZER)
 constexpr size_t kSmallMaxBytes = 0;
 #else
 constexpr size_t kSmallMaxBytes = 4096;
