@@ -64,6 +64,27 @@ void forward_tuples(Block* b) {
 // gradient through it was zero.
 void split_tuple_carried(Graph& g, Node* loop);
 
+// Adds the elements of tuple r to b's returns (TupleUnpack before b's return).
+void return_elements(Graph& g, Block* b, Value* r, const Node* at) {
+  const std::vector<TypePtr>& elems = r->type()->contained();
+  InsertPointGuard guard(g, b->return_node());
+  Node* unpack = g.insert(g.create(OpId::TupleUnpack, {r}, elems.size()));
+  unpack->set_range(at->range());
+  for (size_t i = 0; i < elems.size(); ++i) b->add_return(unpack->output(i)->set_type(elems[i]));
+}
+
+// Gives n one output per element of its tuple result `out` and makes out's uses read
+// a TupleConstruct of them, after n.
+void rebuild_after(Graph& g, Node* n, Value* out) {
+  std::vector<Value*> parts;
+  for (const TypePtr& t : out->type()->contained()) parts.push_back(n->add_output()->set_type(t));
+  InsertPointGuard guard(g, n->next());
+  Node* tuple = g.insert(g.create(OpId::TupleConstruct, parts, 1));
+  tuple->set_range(n->range());
+  tuple->output()->set_type(out->type());
+  out->replace_all_uses_with(tuple->output());
+}
+
 void split_tuple_results(Graph& g, Block* b) {
   for (Node* n : *b) {
     for (Block* nb : n->blocks()) split_tuple_results(g, nb);
@@ -72,23 +93,8 @@ void split_tuple_results(Graph& g, Block* b) {
     for (size_t k = 0; k < n->outputs().size(); ++k) {  // grows: nested tuples split too
       Value* out = n->output(k);
       if (out->type()->kind() != TypeKind::Tuple || out->uses().empty()) continue;
-      const std::vector<TypePtr>& elems = out->type()->contained();
-      for (Block* branch : n->blocks()) {
-        Value* r = branch->returns()[k];
-        InsertPointGuard guard(g, branch->return_node());
-        Node* unpack = g.insert(g.create(OpId::TupleUnpack, {r}, elems.size()));
-        unpack->set_range(n->range());
-        for (size_t i = 0; i < elems.size(); ++i) {
-          branch->add_return(unpack->output(i)->set_type(elems[i]));
-        }
-      }
-      std::vector<Value*> parts;
-      for (const TypePtr& t : elems) parts.push_back(n->add_output()->set_type(t));
-      InsertPointGuard guard(g, n->next());
-      Node* tuple = g.insert(g.create(OpId::TupleConstruct, parts, 1));
-      tuple->set_range(n->range());
-      tuple->output()->set_type(out->type());
-      out->replace_all_uses_with(tuple->output());
+      for (Block* branch : n->blocks()) return_elements(g, branch, branch->returns()[k], n);
+      rebuild_after(g, n, out);
     }
   }
 }
@@ -120,21 +126,8 @@ void split_tuple_carried(Graph& g, Node* loop) {
       tuple->output()->set_type(param->type());
       param->replace_all_uses_with(tuple->output());
     }
-    {
-      Value* r = body->returns()[k + 1];
-      InsertPointGuard guard(g, body->return_node());
-      Node* unpack = g.insert(g.create(OpId::TupleUnpack, {r}, elems.size()));
-      unpack->set_range(loop->range());
-      for (size_t i = 0; i < elems.size(); ++i)
-        body->add_return(unpack->output(i)->set_type(elems[i]));
-    }
-    std::vector<Value*> parts;
-    for (const TypePtr& t : elems) parts.push_back(loop->add_output()->set_type(t));
-    InsertPointGuard guard(g, loop->next());
-    Node* tuple = g.insert(g.create(OpId::TupleConstruct, parts, 1));
-    tuple->set_range(loop->range());
-    tuple->output()->set_type(out->type());
-    out->replace_all_uses_with(tuple->output());
+    return_elements(g, body, body->returns()[k + 1], loop);
+    rebuild_after(g, loop, out);
   }
 }
 
