@@ -2,6 +2,8 @@
 // `clamp_`, `masked_fill_`, ...; Note [The op table]: INPLACE): the out-of-place op,
 // run on the device of the inputs, then its result written into self. One generic
 // kernel per such op, made from the op table, so a new INPLACE row needs nothing here.
+#include <string>
+
 #include "runtime/kernels/cpu/compose.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/op_info.h"
@@ -15,9 +17,10 @@ using namespace opflags;
 template <OpId Op>
 void through_twin(KernelArgs& a) {
   static const OpId twin = *inplace_twin(Op);
-  const char* name = op_info(Op).name.data();
+  // The name is a view into the schema text, not NUL-terminated: a copy for messages.
+  static const std::string name(op_info(Op).name);
   const Tensor& self = a.in(0).to_tensor();
-  check_inplace_allowed(self, name);
+  check_inplace_allowed(self, name.c_str());
   std::vector<IValue> args;
   args.reserve(a.num_inputs());
   for (uint32_t i = 0; i < a.num_inputs(); ++i) args.push_back(a.in(i));
